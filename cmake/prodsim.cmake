@@ -1,0 +1,65 @@
+# One helper per kind of target, so each folder's CMakeLists.txt stays a few
+# lines (the habit of Abseil's absl_cc_library and leveldb's leveldb_test).
+
+set(PRODSIM_WARNINGS -Wall -Wextra -Wshadow -Wconversion -Wsign-conversion
+    -Wnon-virtual-dtor -Wno-unused-parameter)
+if(PRODSIM_WERROR)
+  list(APPEND PRODSIM_WARNINGS -Werror)
+endif()
+
+# Floating point must mean the same on every compiler: no contraction into
+# FMA, no fast-math. The PRNG's distributions depend on it.
+set(PRODSIM_FP_FLAGS -ffp-contract=off)
+
+if(PRODSIM_SANITIZE)
+  set(PRODSIM_SAN_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=all
+      -fno-omit-frame-pointer)
+elseif(PRODSIM_UBSAN_ONLY)
+  set(PRODSIM_SAN_FLAGS -fsanitize=undefined -fno-sanitize-recover=all)
+else()
+  set(PRODSIM_SAN_FLAGS "")
+endif()
+
+function(_prodsim_common target)
+  target_compile_options(${target} PRIVATE ${PRODSIM_WARNINGS} ${PRODSIM_FP_FLAGS}
+                         ${PRODSIM_SAN_FLAGS})
+  target_link_options(${target} PRIVATE ${PRODSIM_SAN_FLAGS})
+  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})
+endfunction()
+
+# prodsim_library(NAME name SRCS ... DEPS ...)
+function(prodsim_library)
+  cmake_parse_arguments(P "" "NAME" "SRCS;DEPS" ${ARGN})
+  add_library(${P_NAME} STATIC ${P_SRCS})
+  _prodsim_common(${P_NAME})
+  target_link_libraries(${P_NAME} PUBLIC ${P_DEPS})
+endfunction()
+
+# prodsim_test(NAME name SRCS ... DEPS ... [LABELS ...])
+# Each test binary is registered with ctest through gtest_discover_tests.
+function(prodsim_test)
+  cmake_parse_arguments(P "" "NAME" "SRCS;DEPS;LABELS" ${ARGN})
+  add_executable(${P_NAME} ${P_SRCS})
+  _prodsim_common(${P_NAME})
+  target_link_libraries(${P_NAME} PRIVATE ${P_DEPS} rapidcheck rapidcheck_gtest
+                        GTest::gtest GTest::gmock GTest::gtest_main)
+  include(GoogleTest)
+  gtest_discover_tests(${P_NAME} DISCOVERY_TIMEOUT 60 PROPERTIES
+                       LABELS "${P_LABELS}")
+endfunction()
+
+# prodsim_binary(NAME name SRCS ... DEPS ...)
+function(prodsim_binary)
+  cmake_parse_arguments(P "" "NAME" "SRCS;DEPS" ${ARGN})
+  add_executable(${P_NAME} ${P_SRCS})
+  _prodsim_common(${P_NAME})
+  target_link_libraries(${P_NAME} PRIVATE ${P_DEPS})
+endfunction()
+
+# prodsim_bench(NAME name SRCS ... DEPS ...): google-benchmark binaries.
+function(prodsim_bench)
+  cmake_parse_arguments(P "" "NAME" "SRCS;DEPS" ${ARGN})
+  add_executable(${P_NAME} ${P_SRCS})
+  _prodsim_common(${P_NAME})
+  target_link_libraries(${P_NAME} PRIVATE ${P_DEPS} benchmark::benchmark)
+endfunction()

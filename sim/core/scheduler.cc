@@ -1,0 +1,399 @@
+#include "sim/core/scheduler.h"
+
+#include <algorithm>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "sim/core/assert.h"
+
+namespace sim {
+
+std::string_view PolicyName(Policy p) {
+  switch (p) {
+    case Policy::kFifo: return "fifo";
+    case Policy::kRandom: return "random";
+    case Policy::kPct: return "pct";
+  }
+  return "?";
+}
+
+absl::StatusOr<Policy> ParsePolicy(std::string_view name) {
+  if (name == "fifo") return Policy::kFifo;
+  if (name == "random") return Policy::kRandom;
+  if (name == "pct") return Policy::kPct;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown schedule policy '", std::string(name), "' (expected fifo, random or pct)"));
+}
+
+std::string_view OutcomeName(Outcome o) {
+  switch (o) {
+    case Outcome::kAllDone: return "all-done";
+    case Outcome::kStopped: return "stopped";
+    case Outcome::kDeadlock: return "deadlock";
+    case Outcome::kStepLimit: return "step-limit";
+    case Outcome::kTimeLimit: return "time-limit";
+    case Outcome::kProgramCrash: return "program-crash";
+  }
+  return "?";
+}
+
+Scheduler::Scheduler(SchedulerOptions options)
+    : options_(options),
+      prng_(options.seed),
+      sched_prng_(prng_.Fork("scheduler")),
+      program_prng_(prng_.Fork("program")) {
+  PRODSIM_ASSERT(options_.step_limit > 0);
+  PRODSIM_ASSERT(options_.pct_depth >= 1);
+  trace_.set_recording(options_.record_trace);
+  task_names_.emplace_back("<none>");
+  object_names_.emplace_back("<none>");
+  if (options_.policy == Policy::kPct) SetupPct();
+}
+
+Scheduler::~Scheduler() {
+  // Frames suspended mid-operation are destroyed without running any
+  // synchronization logic: awaiter and channel destructors are trivial.
+  for (auto& [id, g] : tasks_) {
+    if (g->root) g->root.destroy();
+  }
+}
+
+void Scheduler::SetupPct() {
+  const uint64_t k = std::max<uint64_t>(options_.pct_steps, 1);
+  for (uint32_t i = 1; i < options_.pct_depth; ++i) {
+    pct_change_points_.push_back(1 + sched_prng_.Below(k));
+  }
+  std::sort(pct_change_points_.begin(), pct_change_points_.end());
+  // Lowered priorities count down from d-1 (below every initial priority,
+  // which are >= d), so a later change point yields a lower priority.
+  pct_low_priority_ = options_.pct_depth;
+}
+
+uint32_t Scheduler::Go(std::string name, Task<void> task, SpawnOptions opts) {
+  PRODSIM_ASSERT(task.valid());
+  auto g = std::make_unique<Goroutine>();
+  g->id = next_id_++;
+  g->daemon = opts.daemon;
+  g->root = task.Release();
+  g->resume = g->root;
+  g->state = TaskState::kRunnable;
+  if (options_.policy == Policy::kPct) {
+    g->priority = options_.pct_depth + sched_prng_.Below(uint64_t{1} << 40);
+  }
+  trace_.MixString(name);
+  if (trace_.recording()) {
+    PRODSIM_ASSERT(task_names_.size() == g->id);
+    task_names_.push_back(name);
+  }
+  g->name = std::move(name);
+  if (!g->daemon) {
+    ++live_non_daemon_;
+    spawned_non_daemon_ = true;
+  }
+  Emit(EventKind::kSpawn, g->id);
+  Goroutine* raw = g.get();
+  tasks_.emplace(raw->id, std::move(g));
+  runq_.push_back(raw);
+  return raw->id;
+}
+
+std::string Scheduler::TaskName(uint32_t id) const {
+  if (id < task_names_.size()) return task_names_[id];
+  auto it = tasks_.find(id);
+  if (it != tasks_.end()) return it->second->name;
+  return absl::StrCat("g", id);
+}
+
+uint32_t Scheduler::RegisterObject(std::string_view kind, std::string_view name) {
+  if (!trace_.recording()) return 0;
+  object_names_.push_back(absl::StrCat(std::string(kind), " '", std::string(name), "'"));
+  return static_cast<uint32_t>(object_names_.size() - 1);
+}
+
+const std::string& Scheduler::ObjectName(uint32_t id) const {
+  return id < object_names_.size() ? object_names_[id] : object_names_[0];
+}
+
+void Scheduler::Stop(std::string reason) {
+  if (stopped_ || crashed_) return;
+  stopped_ = true;
+  end_detail_ = std::move(reason);
+}
+
+void Scheduler::Panic(std::string message) {
+  PRODSIM_ASSERT(!crashed_);
+  crashed_ = true;
+  end_detail_ = current_ != nullptr
+                    ? absl::StrCat("panic in goroutine ", current_->id, " '",
+                                   current_->name, "': ", message)
+                    : absl::StrCat("panic: ", message);
+  Emit(EventKind::kPanic, Fnv1a64(message));
+  if (current_ != nullptr) {
+    // Never resumed again; it is destroyed with the scheduler.
+    current_->state = TaskState::kBlocked;
+  }
+}
+
+bool Scheduler::SyncPoint() {
+  PRODSIM_ASSERT(current_ != nullptr);
+  ++steps_;
+  // Over budget: force a return to the loop even under FIFO, so that a task
+  // spinning on non-blocking operations cannot hang the run.
+  if (steps_ > options_.step_limit) return true;
+  switch (options_.policy) {
+    case Policy::kFifo:
+      return false;
+    case Policy::kRandom:
+      return !runq_.empty() &&
+             sched_prng_.Chance(options_.preempt_per_mille, 1000);
+    case Policy::kPct:
+      return PctSwitch();
+  }
+  return false;
+}
+
+bool Scheduler::PctSwitch() {
+  if (pct_next_change_ < pct_change_points_.size() &&
+      steps_ >= pct_change_points_[pct_next_change_]) {
+    ++pct_next_change_;
+    PRODSIM_ASSERT(pct_low_priority_ > 0);
+    current_->priority = --pct_low_priority_;
+  }
+  for (const Goroutine* g : runq_) {
+    if (g->priority > current_->priority) return true;
+  }
+  return false;
+}
+
+void Scheduler::YieldWithOp(std::coroutine_handle<> h, PendingOp* op) {
+  PRODSIM_ASSERT(current_ != nullptr);
+  PRODSIM_ASSERT(current_->state == TaskState::kRunning);
+  current_->resume = h;
+  current_->pending_op = op;
+  current_->state = TaskState::kRunnable;
+  runq_.push_back(current_);
+  Emit(EventKind::kPreempt);
+}
+
+void Scheduler::Block(std::coroutine_handle<> h, const Blocker* why) {
+  PRODSIM_ASSERT(current_ != nullptr);
+  PRODSIM_ASSERT(current_->state == TaskState::kRunning);
+  current_->resume = h;
+  current_->blocker = why;
+  current_->state = TaskState::kBlocked;
+  Emit(EventKind::kBlock);
+}
+
+void Scheduler::Ready(Goroutine* g) {
+  PRODSIM_ASSERT(g != nullptr);
+  PRODSIM_ASSERT(g->state == TaskState::kBlocked);
+  g->state = TaskState::kRunnable;
+  g->blocker = nullptr;
+  runq_.push_back(g);
+  Emit(EventKind::kWake, g->id);
+}
+
+Goroutine* Scheduler::PickNext() {
+  PRODSIM_ASSERT(!runq_.empty());
+  size_t index = 0;
+  const size_t n = runq_.size();
+  if (n > 1 && options_.policy == Policy::kRandom) {
+    index = static_cast<size_t>(sched_prng_.Below(n));
+  } else if (n > 1 && options_.policy == Policy::kPct) {
+    for (size_t i = 1; i < n; ++i) {
+      if (runq_[i]->priority > runq_[index]->priority) index = i;
+    }
+  }
+  Goroutine* g = runq_[index];
+  if (index == 0) {
+    runq_.pop_front();
+  } else {
+    runq_.erase(runq_.begin() + static_cast<std::ptrdiff_t>(index));
+  }
+  if (n > 1 && options_.policy != Policy::kFifo) {
+    trace_.Emit(now_, EventKind::kSchedule, 0, g->id, n);
+  }
+  return g;
+}
+
+RunResult Scheduler::Run() {
+  PRODSIM_ASSERT(!ran_);
+  ran_ = true;
+  RunResult result;
+  for (;;) {
+    if (crashed_) {
+      result.outcome = Outcome::kProgramCrash;
+      break;
+    }
+    if (stopped_) {
+      result.outcome = Outcome::kStopped;
+      break;
+    }
+    if (live_non_daemon_ == 0 && spawned_non_daemon_) {
+      result.outcome = Outcome::kAllDone;
+      break;
+    }
+    if (steps_ >= options_.step_limit) {
+      result.outcome = Outcome::kStepLimit;
+      end_detail_ = absl::StrCat("step limit of ", options_.step_limit,
+                                 " reached");
+      break;
+    }
+    if (runq_.empty()) {
+      if (timers_.empty()) {
+        result.outcome = tasks_.empty() ? Outcome::kAllDone : Outcome::kDeadlock;
+        if (!tasks_.empty()) end_detail_ = DeadlockReport();
+        break;
+      }
+      if (timers_.front().at > options_.time_limit) {
+        now_ = options_.time_limit;
+        result.outcome = Outcome::kTimeLimit;
+        end_detail_ = absl::StrCat("simulated time limit of ",
+                                   options_.time_limit.ToString(), "s reached");
+        break;
+      }
+      FireNextTimer();
+      continue;
+    }
+    ++steps_;
+    Goroutine* g = PickNext();
+    current_ = g;
+    g->state = TaskState::kRunning;
+    Emit(EventKind::kRun, g->id);
+    bool resume = true;
+    if (g->pending_op != nullptr) {
+      PendingOp* op = std::exchange(g->pending_op, nullptr);
+      resume = op->Retry();
+    }
+    if (resume) g->resume.resume();
+    if (g->root.done()) Finish(g);
+    current_ = nullptr;
+  }
+  result.detail = end_detail_;
+  result.end_time = now_;
+  result.steps = steps_;
+  result.digest = trace_.digest();
+  return result;
+}
+
+void Scheduler::Finish(Goroutine* g) {
+  PRODSIM_ASSERT(g->state == TaskState::kRunning);
+  Emit(EventKind::kExit, g->id);
+  g->state = TaskState::kDone;
+  g->root.destroy();
+  g->root = {};
+  if (!g->daemon) {
+    PRODSIM_ASSERT(live_non_daemon_ > 0);
+    --live_non_daemon_;
+  }
+  tasks_.erase(g->id);
+}
+
+void Scheduler::PushTimer(TimerEntry e) {
+  timers_.push_back(std::move(e));
+  std::push_heap(timers_.begin(), timers_.end(), TimerLater{});
+}
+
+Scheduler::TimerId Scheduler::At(Time when, absl::AnyInvocable<void()> fn) {
+  PRODSIM_ASSERT(when >= now_);
+  const uint64_t seq = next_timer_seq_++;
+  PushTimer(TimerEntry{when, seq, nullptr, std::move(fn)});
+  return seq;
+}
+
+bool Scheduler::Cancel(TimerId id) {
+  for (const TimerEntry& e : timers_) {
+    if (e.seq == id) return cancelled_.emplace(id, true).second;
+  }
+  return false;
+}
+
+void Scheduler::FireNextTimer() {
+  std::pop_heap(timers_.begin(), timers_.end(), TimerLater{});
+  TimerEntry e = std::move(timers_.back());
+  timers_.pop_back();
+  if (!cancelled_.empty() && cancelled_.erase(e.seq) > 0) return;
+  PRODSIM_ASSERT(e.at >= now_);
+  if (e.at > now_) {
+    now_ = e.at;
+    Emit(EventKind::kTimeAdvance, static_cast<uint64_t>(now_.nanos()));
+  }
+  Emit(EventKind::kTimer, e.seq);
+  if (e.wake != nullptr) {
+    Ready(e.wake);
+  } else {
+    e.fn();
+  }
+}
+
+void Scheduler::SleepAwaiter::await_suspend(std::coroutine_handle<> h) {
+  PRODSIM_ASSERT(d.nanos() >= 0);
+  s->Emit(EventKind::kSleep, static_cast<uint64_t>(d.nanos()));
+  Goroutine* g = s->current_;
+  s->Block(h, this);
+  const uint64_t seq = s->next_timer_seq_++;
+  s->PushTimer(TimerEntry{s->now_ + d, seq, g, nullptr});
+}
+
+std::string Scheduler::SleepAwaiter::Describe() const {
+  return absl::StrCat("sleep ", d.ToString());
+}
+
+std::string Scheduler::DeadlockReport() const {
+  std::string out = "all goroutines are asleep - deadlock!";
+  for (const auto& [id, g] : tasks_) {
+    absl::StrAppend(&out, "\n  goroutine ", id, " '", g->name, "'",
+                    g->daemon ? " (daemon)" : "", ": ",
+                    g->blocker != nullptr ? g->blocker->Describe()
+                                          : std::string("blocked"));
+  }
+  return out;
+}
+
+std::string Scheduler::RenderTrace() const {
+  std::string out;
+  for (const TraceEvent& e : trace_.events()) {
+    absl::StrAppend(&out, e.at.ToString(), " ");
+    if (e.task != 0) absl::StrAppend(&out, "[", TaskName(e.task), "] ");
+    absl::StrAppend(&out, std::string(EventKindName(e.kind)));
+    switch (e.kind) {
+      case EventKind::kSpawn:
+      case EventKind::kExit:
+      case EventKind::kRun:
+      case EventKind::kWake:
+        absl::StrAppend(&out, " ", TaskName(static_cast<uint32_t>(e.a)));
+        break;
+      case EventKind::kSchedule:
+        absl::StrAppend(&out, " ", TaskName(static_cast<uint32_t>(e.a)),
+                        " of ", e.b, " runnable");
+        break;
+      case EventKind::kSend:
+      case EventKind::kClose:
+        absl::StrAppend(&out, " ", ObjectName(static_cast<uint32_t>(e.a)));
+        break;
+      case EventKind::kRecv:
+        absl::StrAppend(&out, " ", ObjectName(static_cast<uint32_t>(e.a)),
+                        e.b != 0 ? "" : " (closed)");
+        break;
+      case EventKind::kSelect:
+        absl::StrAppend(&out, " case ", static_cast<int64_t>(e.a), " of ",
+                        e.b, " ready");
+        break;
+      case EventKind::kSleep:
+        absl::StrAppend(&out, " ",
+                        Duration::Nanos(static_cast<int64_t>(e.a)).ToString());
+        break;
+      case EventKind::kNote:
+        absl::StrAppend(&out, " ", e.text);
+        break;
+      default:
+        break;
+    }
+    out.push_back('\n');
+  }
+  if (trace_.truncated()) out += "... (trace truncated)\n";
+  return out;
+}
+
+}  // namespace sim

@@ -1,0 +1,252 @@
+// The deterministic scheduler: goroutines as coroutines, virtual time, timers,
+// bounds and verdicts.
+//
+// One thread runs everything. Time stands still while any task is runnable
+// (an infinitely fast CPU) and jumps to the next timer when none is. Which
+// runnable task runs next is a policy (FIFO, random, PCT); with random and
+// PCT a task may also be switched out at every synchronization point
+// (channel operation, select, lock, yield), which is what makes every
+// interleaving that Go's scheduler could produce reachable. Every choice is
+// drawn from the run's PRNG and folded into the trace digest.
+//
+// Invariants: a task is in exactly one state; a runnable task is in the run
+// queue exactly once; a blocked task is resumed only by a wake-up from the
+// object it waits on; the run always ends (step and time bounds).
+#ifndef PRODSIM_SIM_CORE_SCHEDULER_H_
+#define PRODSIM_SIM_CORE_SCHEDULER_H_
+
+#include <coroutine>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/btree_map.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "sim/core/prng.h"
+#include "sim/core/task.h"
+#include "sim/core/time.h"
+#include "sim/core/trace.h"
+
+namespace sim {
+
+enum class Policy { kFifo, kRandom, kPct };
+std::string_view PolicyName(Policy p);
+absl::StatusOr<Policy> ParsePolicy(std::string_view name);
+
+struct SchedulerOptions {
+  uint64_t seed = 1;
+  Policy policy = Policy::kFifo;
+  // Random: chance, in thousandths, of a switch at each synchronization point.
+  uint32_t preempt_per_mille = 500;
+  // PCT (Burckhardt et al. 2010): bug depth d, and the expected number of
+  // steps k over which the d-1 priority change points are spread.
+  uint32_t pct_depth = 3;
+  uint64_t pct_steps = 20000;
+  // Bounds: reaching either ends the run with a verdict.
+  uint64_t step_limit = 50000000;
+  Time time_limit = Time::FromNanos(3600LL * 1000000000LL);
+  bool record_trace = false;
+};
+
+enum class Outcome {
+  kAllDone,      // every non-daemon task returned
+  kStopped,      // Scheduler::Stop() was called (a harness decided)
+  kDeadlock,     // all tasks asleep, nothing pending: Go's fatal error
+  kStepLimit,    // step budget spent
+  kTimeLimit,    // simulated-time limit reached
+  kProgramCrash, // the modelled program crashed (Go panic)
+};
+std::string_view OutcomeName(Outcome o);
+
+struct RunResult {
+  Outcome outcome = Outcome::kAllDone;
+  std::string detail;  // deadlock report, panic message, stop reason
+  Time end_time;
+  uint64_t steps = 0;
+  uint64_t digest = 0;
+};
+
+// Describes what a blocked task waits on, for deadlock reports.
+class Blocker {
+ public:
+  virtual std::string Describe() const = 0;
+
+ protected:
+  ~Blocker() = default;
+};
+
+// A synchronization operation that was interrupted by a switch before it
+// ran: when its task is scheduled again it is attempted before resuming.
+class PendingOp {
+ public:
+  // Returns true if the task should be resumed now; false if it blocked or
+  // the program crashed.
+  virtual bool Retry() = 0;
+
+ protected:
+  ~PendingOp() = default;
+};
+
+enum class TaskState : uint8_t { kRunnable, kRunning, kBlocked, kDone };
+
+struct Goroutine {
+  uint32_t id = 0;
+  std::string name;
+  bool daemon = false;
+  TaskState state = TaskState::kRunnable;
+  std::coroutine_handle<> root;
+  std::coroutine_handle<> resume;  // where to continue (root or a leaf)
+  PendingOp* pending_op = nullptr;
+  const Blocker* blocker = nullptr;
+  uint64_t priority = 0;  // PCT only
+};
+
+struct SpawnOptions {
+  // A daemon task (a broker's accept loop, say) does not keep the run alive
+  // and does not count as a deadlocked task by itself.
+  bool daemon = false;
+};
+
+class Scheduler {
+ public:
+  explicit Scheduler(SchedulerOptions options);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Spawns a goroutine. It first runs when the scheduler picks it.
+  uint32_t Go(std::string name, Task<void> task, SpawnOptions opts = {});
+
+  // Runs until a verdict. May be called once.
+  RunResult Run();
+
+  // Ends the run at the next scheduling decision (from a task or callback).
+  void Stop(std::string reason);
+
+  // Crash of the modelled program (send on closed channel, ...): the current
+  // task is never resumed and the run ends with kProgramCrash.
+  void Panic(std::string message);
+  bool crashed() const { return crashed_; }
+
+  Time now() const { return now_; }
+  Prng& prng() { return prng_; }
+  // The modelled program's own randomness (Go's select choice, map order).
+  Prng& program_prng() { return program_prng_; }
+  Trace& trace() { return trace_; }
+  const SchedulerOptions& options() const { return options_; }
+  Goroutine* current() const { return current_; }
+  uint32_t current_id() const { return current_ != nullptr ? current_->id : 0; }
+  uint64_t steps() const { return steps_; }
+  // The name of a task, live or finished (only while recording: else "g<id>").
+  std::string TaskName(uint32_t id) const;
+
+  // --- Timers. Callbacks run between tasks, never inside one; they may wake
+  // tasks and do non-blocking channel operations, never block.
+  using TimerId = uint64_t;
+  TimerId At(Time when, absl::AnyInvocable<void()> fn);
+  TimerId After(Duration d, absl::AnyInvocable<void()> fn) {
+    return At(now_ + d, std::move(fn));
+  }
+  // Returns true if the timer was pending.
+  bool Cancel(TimerId id);
+
+  // --- For the synchronization primitives (sim/core only).
+  // A synchronization point: counts a step, and returns true when the
+  // policy switches the current task out here (the caller then yields).
+  bool SyncPoint();
+  // Parks the current task, runnable again, with an op to retry first.
+  void YieldWithOp(std::coroutine_handle<> h, PendingOp* op);
+  // Blocks the current task until Ready() is called for it.
+  void Block(std::coroutine_handle<> h, const Blocker* why);
+  // Makes a blocked task runnable.
+  void Ready(Goroutine* g);
+  // Registers a channel name for the trace; returns its id.
+  uint32_t RegisterObject(std::string_view kind, std::string_view name);
+  const std::string& ObjectName(uint32_t id) const;
+
+  // Sleep for d of virtual time (Go's time.Sleep).
+  struct SleepAwaiter final : Blocker {
+    SleepAwaiter(Scheduler* sched, Duration dur) : s(sched), d(dur) {}
+    Scheduler* s;
+    Duration d;
+    bool await_ready() const { return false; }
+    void await_suspend(std::coroutine_handle<> h);
+    void await_resume() const {}
+    std::string Describe() const override;
+  };
+  SleepAwaiter Sleep(Duration d) { return SleepAwaiter(this, d); }
+
+  // runtime.Gosched(): always goes back to the run queue.
+  struct YieldAwaiter final : PendingOp {
+    explicit YieldAwaiter(Scheduler* sched) : s(sched) {}
+    Scheduler* s;
+    bool await_ready() const { return false; }
+    void await_suspend(std::coroutine_handle<> h) { s->YieldWithOp(h, this); }
+    void await_resume() const {}
+    bool Retry() override { return true; }
+  };
+  YieldAwaiter Yield() { return YieldAwaiter(this); }
+
+  // Text rendering of the recorded trace (empty unless recording).
+  std::string RenderTrace() const;
+
+ private:
+  struct TimerEntry {
+    Time at;
+    uint64_t seq;
+    Goroutine* wake;  // a sleeping task, or null for a callback
+    absl::AnyInvocable<void()> fn;
+  };
+  struct TimerLater {
+    bool operator()(const TimerEntry& x, const TimerEntry& y) const {
+      if (x.at != y.at) return x.at > y.at;
+      return x.seq > y.seq;
+    }
+  };
+
+  Goroutine* PickNext();
+  void FireNextTimer();
+  void Finish(Goroutine* g);
+  void PushTimer(TimerEntry e);
+  std::string DeadlockReport() const;
+  void SetupPct();
+  bool PctSwitch();
+  void Emit(EventKind k, uint64_t a = 0, uint64_t b = 0) {
+    trace_.Emit(now_, k, current_id(), a, b);
+  }
+
+  SchedulerOptions options_;
+  Prng prng_;
+  Prng sched_prng_;    // only the scheduler's own choices
+  Prng program_prng_;  // Go runtime randomness inside the program
+  Trace trace_;
+  Time now_;
+  uint64_t steps_ = 0;
+  uint32_t next_id_ = 1;
+  uint64_t next_timer_seq_ = 1;
+  Goroutine* current_ = nullptr;
+  std::deque<Goroutine*> runq_;
+  std::vector<TimerEntry> timers_;  // a heap under TimerLater
+  absl::btree_map<uint64_t, bool> cancelled_;
+  absl::btree_map<uint32_t, std::unique_ptr<Goroutine>> tasks_;
+  uint32_t live_non_daemon_ = 0;
+  bool spawned_non_daemon_ = false;
+  std::vector<std::string> task_names_;    // by id, when recording
+  std::vector<std::string> object_names_;  // by id
+  bool stopped_ = false;
+  bool crashed_ = false;
+  bool ran_ = false;
+  std::string end_detail_;
+  // PCT state.
+  std::vector<uint64_t> pct_change_points_;  // ascending steps
+  size_t pct_next_change_ = 0;
+  uint64_t pct_low_priority_ = 0;
+};
+
+}  // namespace sim
+
+#endif  // PRODSIM_SIM_CORE_SCHEDULER_H_

@@ -1,0 +1,137 @@
+#include "sim/core/scheduler.h"
+
+#include "gtest/gtest.h"
+#include "sim/core/chan.h"
+
+namespace sim {
+namespace {
+
+Task<int> Add(Scheduler* s, int a, int b) {
+  co_await s->Sleep(Duration::Millis(1));
+  co_return a + b;
+}
+
+Task<int> Nested(Scheduler* s, int depth) {
+  if (depth == 0) co_return co_await Add(s, 1, 2);
+  const int below = co_await Nested(s, depth - 1);
+  co_return below + 1;
+}
+
+Task<void> RunNested(Scheduler* s, int* out) { *out = co_await Nested(s, 20); }
+
+// A deep chain of awaited coroutines can block at the bottom and return.
+TEST(SchedulerTest, NestedCallsBlockAndReturn) {
+  Scheduler s({});
+  int out = 0;
+  s.Go("nested", RunNested(&s, &out));
+  RunResult r = s.Run();
+  EXPECT_EQ(r.outcome, Outcome::kAllDone);
+  EXPECT_EQ(out, 23);
+  EXPECT_EQ(r.end_time, Time() + Duration::Millis(1));
+}
+
+Task<void> Sleeper(Scheduler* s, Duration d, std::vector<int>* log, int id) {
+  co_await s->Sleep(d);
+  log->push_back(id);
+}
+
+// Sleeps wake in time order, and equal times in the order they were set.
+TEST(SchedulerTest, TimersFireInTimeThenInsertionOrder) {
+  Scheduler s({});
+  std::vector<int> log;
+  s.Go("a", Sleeper(&s, Duration::Millis(30), &log, 1));
+  s.Go("b", Sleeper(&s, Duration::Millis(10), &log, 2));
+  s.Go("c", Sleeper(&s, Duration::Millis(10), &log, 3));
+  RunResult r = s.Run();
+  EXPECT_EQ(r.outcome, Outcome::kAllDone);
+  EXPECT_EQ(log, (std::vector<int>{2, 3, 1}));
+  EXPECT_EQ(r.end_time.nanos(), Duration::Millis(30).nanos());
+}
+
+Task<void> Forever(Scheduler* s) {
+  for (;;) co_await s->Sleep(Duration::Seconds(1));
+}
+
+// A run with a ticking task ends at the simulated-time limit, never hangs.
+TEST(SchedulerTest, TimeLimitEndsTheRun) {
+  SchedulerOptions o;
+  o.time_limit = Time() + Duration::Seconds(10);
+  Scheduler s(o);
+  s.Go("ticker", Forever(&s));
+  RunResult r = s.Run();
+  EXPECT_EQ(r.outcome, Outcome::kTimeLimit);
+  EXPECT_EQ(r.end_time, o.time_limit);
+}
+
+Task<void> Spinner(Scheduler* s, Chan<int>* c) {
+  // Busy loop on a non-blocking select: never blocks.
+  std::optional<int> v;
+  for (;;) co_await SelectOrDefault(*s, RecvCase(c, &v));
+}
+
+// A task that spins on non-blocking operations ends at the step limit, even
+// under FIFO, where it is never preempted.
+TEST(SchedulerTest, StepLimitStopsASpinner) {
+  SchedulerOptions o;
+  o.step_limit = 1000;
+  Scheduler s(o);
+  Chan<int> c(s, "c");
+  s.Go("spinner", Spinner(&s, &c));
+  RunResult r = s.Run();
+  EXPECT_EQ(r.outcome, Outcome::kStepLimit);
+  EXPECT_LE(r.steps, 1002u);
+}
+
+Task<void> StopAfter(Scheduler* s, Duration d) {
+  co_await s->Sleep(d);
+  s->Stop("harness done");
+}
+
+// Stop() ends the run with kStopped and its reason.
+TEST(SchedulerTest, StopEndsTheRun) {
+  Scheduler s({});
+  s.Go("ticker", Forever(&s), {.daemon = true});
+  s.Go("stopper", StopAfter(&s, Duration::Seconds(3)));
+  RunResult r = s.Run();
+  EXPECT_EQ(r.outcome, Outcome::kStopped);
+  EXPECT_EQ(r.detail, "harness done");
+}
+
+// A run whose only non-daemon task returns ends even if a daemon still ticks.
+TEST(SchedulerTest, DaemonsDoNotKeepTheRunAlive) {
+  Scheduler s({});
+  s.Go("ticker", Forever(&s), {.daemon = true});
+  std::vector<int> log;
+  s.Go("main", Sleeper(&s, Duration::Seconds(2), &log, 1));
+  RunResult r = s.Run();
+  EXPECT_EQ(r.outcome, Outcome::kAllDone);
+  EXPECT_EQ(r.end_time, Time() + Duration::Seconds(2));
+}
+
+Task<void> Callbacker(Scheduler* s, std::vector<int>* log) {
+  s->After(Duration::Millis(5), [log] { log->push_back(5); });
+  const Scheduler::TimerId cancelled =
+      s->After(Duration::Millis(6), [log] { log->push_back(6); });
+  s->After(Duration::Millis(7), [log] { log->push_back(7); });
+  EXPECT_TRUE(s->Cancel(cancelled));
+  co_await s->Sleep(Duration::Millis(10));
+}
+
+// Callback timers fire at their time; cancelled ones never do.
+TEST(SchedulerTest, CallbackTimersAndCancel) {
+  Scheduler s({});
+  std::vector<int> log;
+  s.Go("main", Callbacker(&s, &log));
+  EXPECT_EQ(s.Run().outcome, Outcome::kAllDone);
+  EXPECT_EQ(log, (std::vector<int>{5, 7}));
+}
+
+// Policy names parse and unknown ones are rejected with a hint.
+TEST(SchedulerTest, ParsePolicy) {
+  EXPECT_EQ(*ParsePolicy("pct"), Policy::kPct);
+  EXPECT_EQ(*ParsePolicy("fifo"), Policy::kFifo);
+  EXPECT_FALSE(ParsePolicy("lifo").ok());
+}
+
+}  // namespace
+}  // namespace sim

@@ -1,0 +1,114 @@
+#include "sim/core/sync.h"
+
+namespace sim {
+
+void WaitGroup::Add(int64_t delta) {
+  count_ += delta;
+  if (count_ < 0) {
+    sched_->Panic(absl::StrCat("sync: negative WaitGroup counter in '", name_, "'"));
+    return;
+  }
+  if (count_ == 0) {
+    while (!waiters_.empty()) sched_->Ready(waiters_.Pop());
+  }
+}
+
+void Mutex::Unlock() {
+  if (!locked_) {
+    sched_->Panic(absl::StrCat("sync: unlock of unlocked mutex '", name_, "'"));
+    return;
+  }
+  if (waiters_.empty()) {
+    locked_ = false;
+    return;
+  }
+  // Hand the lock straight to the first waiter: it stays locked.
+  sched_->Ready(waiters_.Pop());
+}
+
+bool Mutex::TryLock() {
+  if (locked_) return false;
+  locked_ = true;
+  return true;
+}
+
+class Cond::ParkAwaiter final : public Blocker {
+ public:
+  explicit ParkAwaiter(Cond* c) : c_(c) {}
+  bool await_ready() const { return false; }
+  void await_suspend(std::coroutine_handle<> h) {
+    Scheduler& s = *c_->mu_->sched_;
+    c_->waiters_.Push(s.current());
+    c_->mu_->Unlock();
+    s.Block(h, this);
+  }
+  void await_resume() const {}
+  std::string Describe() const override {
+    return absl::StrCat("Cond.Wait on '", c_->name_, "'");
+  }
+
+ private:
+  Cond* c_;
+};
+
+Task<void> Cond::Wait() {
+  PRODSIM_ASSERT_MSG(mu_->locked(), "Cond.Wait without holding the mutex");
+  co_await ParkAwaiter(this);
+  co_await mu_->Lock();
+}
+
+void Cond::Signal() {
+  if (!waiters_.empty()) mu_->sched_->Ready(waiters_.Pop());
+}
+
+void Cond::Broadcast() {
+  while (!waiters_.empty()) mu_->sched_->Ready(waiters_.Pop());
+}
+
+Timer::Timer(Scheduler& s, std::string name, Duration d)
+    : sched_(&s), state_(std::make_shared<State>()) {
+  state_->c = std::make_unique<Chan<Time>>(s, std::move(name), 1);
+  Arm(d);
+}
+
+Timer::~Timer() { state_->pending = false; }
+
+void Timer::Arm(Duration d) {
+  PRODSIM_ASSERT(d.nanos() >= 0);
+  const uint64_t gen = ++state_->generation;
+  state_->pending = true;
+  std::weak_ptr<State> weak = state_;
+  Scheduler* s = sched_;
+  sched_->After(d, [weak, gen, s] {
+    std::shared_ptr<State> st = weak.lock();
+    if (st == nullptr || st->generation != gen || !st->pending) return;
+    st->pending = false;
+    // A full channel keeps its old value (Go's sendTime is non-blocking).
+    st->c->TrySend(s->now());
+  });
+}
+
+bool Timer::Stop() {
+  const bool was_pending = state_->pending;
+  state_->pending = false;
+  ++state_->generation;
+  return was_pending;
+}
+
+bool Timer::Reset(Duration d) {
+  const bool was_pending = Stop();
+  Arm(d);
+  return was_pending;
+}
+
+ChanPtr<Time> After(Scheduler& s, Duration d) {
+  ChanPtr<Time> c = MakeChan<Time>(s, "time.After", 1);
+  std::weak_ptr<Chan<Time>> weak = c;
+  Scheduler* sp = &s;
+  s.After(d, [weak, sp] {
+    if (ChanPtr<Time> ch = weak.lock()) ch->TrySend(sp->now());
+  });
+  return c;
+}
+
+}  // namespace sim

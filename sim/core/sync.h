@@ -1,0 +1,171 @@
+// Go's sync.WaitGroup, sync.Mutex and sync.Cond, and time.Timer, on the
+// deterministic scheduler.
+//
+// Differences from Go, stated: Mutex hands ownership to the first waiter on
+// Unlock (Go's starvation mode), so a lock is FIFO-fair; the scheduler's
+// policy still decides when each task runs. Timer has the pre-Go-1.23
+// semantics that Sarama's era relies on: its channel has capacity 1, a fired
+// value stays in it after Stop or Reset, and Stop reports whether the timer
+// was still pending.
+#ifndef PRODSIM_SIM_CORE_SYNC_H_
+#define PRODSIM_SIM_CORE_SYNC_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "sim/core/chan.h"
+#include "sim/core/scheduler.h"
+#include "sim/core/task.h"
+
+namespace sim {
+
+namespace internal {
+// A plain FIFO of blocked tasks, for the sync primitives.
+class TaskQueue {
+ public:
+  bool empty() const { return queue_.empty(); }
+  void Push(Goroutine* g) { queue_.push_back(g); }
+  Goroutine* Pop() {
+    Goroutine* g = queue_.front();
+    queue_.pop_front();
+    return g;
+  }
+
+ private:
+  std::deque<Goroutine*> queue_;
+};
+}  // namespace internal
+
+class WaitGroup {
+ public:
+  WaitGroup(Scheduler& s, std::string name) : sched_(&s), name_(std::move(name)) {}
+  // Panics (modelled program crash) if the counter goes negative.
+  void Add(int64_t delta);
+  void Done() { Add(-1); }
+  int64_t count() const { return count_; }
+
+  class WaitAwaiter;
+  WaitAwaiter Wait();
+
+ private:
+  Scheduler* sched_;
+  std::string name_;
+  int64_t count_ = 0;
+  internal::TaskQueue waiters_;
+};
+
+class WaitGroup::WaitAwaiter final : public OpAwaiter<WaitAwaiter> {
+ public:
+  explicit WaitAwaiter(WaitGroup* wg) : wg_(wg) {}
+  Scheduler& sched() { return *wg_->sched_; }
+  internal::OpResult TryNow() {
+    return wg_->count_ == 0 ? internal::OpResult::kDone
+                            : internal::OpResult::kWouldBlock;
+  }
+  void Park(std::coroutine_handle<> h) {
+    wg_->waiters_.Push(sched().current());
+    sched().Block(h, this);
+  }
+  void await_resume() {}
+  std::string Describe() const override {
+    return absl::StrCat("WaitGroup.Wait on '", wg_->name_, "'");
+  }
+
+ private:
+  WaitGroup* wg_;
+};
+
+inline WaitGroup::WaitAwaiter WaitGroup::Wait() { return WaitAwaiter(this); }
+
+class Mutex {
+ public:
+  Mutex(Scheduler& s, std::string name) : sched_(&s), name_(std::move(name)) {}
+  class LockAwaiter;
+  LockAwaiter Lock();
+  // Panics if not locked ("sync: unlock of unlocked mutex").
+  void Unlock();
+  bool TryLock();
+  bool locked() const { return locked_; }
+
+ private:
+  friend class Cond;
+  Scheduler* sched_;
+  std::string name_;
+  bool locked_ = false;
+  internal::TaskQueue waiters_;
+};
+
+class Mutex::LockAwaiter final : public OpAwaiter<LockAwaiter> {
+ public:
+  explicit LockAwaiter(Mutex* mu) : mu_(mu) {}
+  Scheduler& sched() { return *mu_->sched_; }
+  internal::OpResult TryNow() {
+    if (mu_->locked_) return internal::OpResult::kWouldBlock;
+    mu_->locked_ = true;
+    return internal::OpResult::kDone;
+  }
+  void Park(std::coroutine_handle<> h) {
+    mu_->waiters_.Push(sched().current());
+    sched().Block(h, this);
+  }
+  // Ownership was handed over by Unlock when we were woken.
+  void await_resume() { PRODSIM_ASSERT(mu_->locked_); }
+  std::string Describe() const override {
+    return absl::StrCat("Mutex.Lock on '", mu_->name_, "'");
+  }
+
+ private:
+  Mutex* mu_;
+};
+
+inline Mutex::LockAwaiter Mutex::Lock() { return LockAwaiter(this); }
+
+class Cond {
+ public:
+  Cond(Mutex& mu, std::string name) : mu_(&mu), name_(std::move(name)) {}
+  // REQUIRES: the mutex is held. Unlocks, waits for Signal/Broadcast, and
+  // locks again before returning.
+  Task<void> Wait();
+  void Signal();
+  void Broadcast();
+
+ private:
+  class ParkAwaiter;
+  Mutex* mu_;
+  std::string name_;
+  internal::TaskQueue waiters_;
+};
+
+// Go's time.Timer: C() receives the fire time once the duration has passed.
+class Timer {
+ public:
+  Timer(Scheduler& s, std::string name, Duration d);
+  ~Timer();
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+
+  Chan<Time>* C() { return state_->c.get(); }
+  // Returns true if the call stopped a pending timer.
+  bool Stop();
+  // Re-arms for d from now; returns true if the timer had been pending.
+  bool Reset(Duration d);
+
+ private:
+  struct State {
+    std::unique_ptr<Chan<Time>> c;
+    uint64_t generation = 0;
+    bool pending = false;
+  };
+  void Arm(Duration d);
+
+  Scheduler* sched_;
+  std::shared_ptr<State> state_;
+};
+
+// Go's time.After: a channel that receives once, d from now.
+ChanPtr<Time> After(Scheduler& s, Duration d);
+
+}  // namespace sim
+
+#endif  // PRODSIM_SIM_CORE_SYNC_H_
