@@ -262,6 +262,10 @@ class OpAwaiter : public PendingOp, public Blocker {
  public:
   bool await_ready() {
     Scheduler& s = self().sched();
+    if (s.crashed()) {
+      phase_ = Phase::kPanicked;  // a panicking task goes no further
+      return false;
+    }
     if (s.SyncPoint()) {
       phase_ = Phase::kPreempted;
       return false;

@@ -94,7 +94,7 @@ uint32_t Scheduler::Go(std::string name, Task<void> task, SpawnOptions opts) {
   Emit(EventKind::kSpawn, g->id);
   Goroutine* raw = g.get();
   tasks_.emplace(raw->id, std::move(g));
-  runq_.push_back(raw);
+  runq_.PushBack(raw);
   return raw->id;
 }
 
@@ -106,13 +106,19 @@ std::string Scheduler::TaskName(uint32_t id) const {
 }
 
 uint32_t Scheduler::RegisterObject(std::string_view kind, std::string_view name) {
-  if (!trace_.recording()) return 0;
-  object_names_.push_back(absl::StrCat(std::string(kind), " '", std::string(name), "'"));
-  return static_cast<uint32_t>(object_names_.size() - 1);
+  // Ids are assigned whether or not the trace is recorded: they enter the
+  // digest, which must not depend on --trace.
+  const uint32_t id = next_object_id_++;
+  if (trace_.recording()) {
+    PRODSIM_ASSERT(object_names_.size() == id);
+    object_names_.push_back(
+        absl::StrCat(std::string(kind), " '", std::string(name), "'"));
+  }
+  return id;
 }
 
-const std::string& Scheduler::ObjectName(uint32_t id) const {
-  return id < object_names_.size() ? object_names_[id] : object_names_[0];
+std::string Scheduler::ObjectName(uint32_t id) const {
+  return id < object_names_.size() ? object_names_[id] : absl::StrCat("#", id);
 }
 
 void Scheduler::Stop(std::string reason) {
@@ -128,16 +134,21 @@ void Scheduler::Panic(std::string message) {
                     ? absl::StrCat("panic in goroutine ", current_->id, " '",
                                    current_->name, "': ", message)
                     : absl::StrCat("panic: ", message);
+  // Go unwinds the panicking goroutine at once; a coroutine cannot be
+  // unwound from here, so the task runs on to its next synchronization point,
+  // where it stops for good (OpAwaiter), and the loop ends the run.
   Emit(EventKind::kPanic, Fnv1a64(message));
-  if (current_ != nullptr) {
-    // Never resumed again; it is destroyed with the scheduler.
-    current_->state = TaskState::kBlocked;
-  }
 }
 
-bool Scheduler::SyncPoint() {
+void RunQueue::Grow() {
+  std::vector<Goroutine*> bigger(ring_.size() * 2);
+  for (size_t i = 0; i < size_; ++i) bigger[i] = (*this)[i];
+  ring_ = std::move(bigger);
+  head_ = 0;
+}
+
+bool Scheduler::SyncPointSlow() {
   PRODSIM_ASSERT(current_ != nullptr);
-  ++steps_;
   // Over budget: force a return to the loop even under FIFO, so that a task
   // spinning on non-blocking operations cannot hang the run.
   if (steps_ > options_.step_limit) return true;
@@ -160,8 +171,8 @@ bool Scheduler::PctSwitch() {
     PRODSIM_ASSERT(pct_low_priority_ > 0);
     current_->priority = --pct_low_priority_;
   }
-  for (const Goroutine* g : runq_) {
-    if (g->priority > current_->priority) return true;
+  for (size_t i = 0; i < runq_.size(); ++i) {
+    if (runq_[i]->priority > current_->priority) return true;
   }
   return false;
 }
@@ -172,7 +183,7 @@ void Scheduler::YieldWithOp(std::coroutine_handle<> h, PendingOp* op) {
   current_->resume = h;
   current_->pending_op = op;
   current_->state = TaskState::kRunnable;
-  runq_.push_back(current_);
+  runq_.PushBack(current_);
   Emit(EventKind::kPreempt);
 }
 
@@ -183,15 +194,6 @@ void Scheduler::Block(std::coroutine_handle<> h, const Blocker* why) {
   current_->blocker = why;
   current_->state = TaskState::kBlocked;
   Emit(EventKind::kBlock);
-}
-
-void Scheduler::Ready(Goroutine* g) {
-  PRODSIM_ASSERT(g != nullptr);
-  PRODSIM_ASSERT(g->state == TaskState::kBlocked);
-  g->state = TaskState::kRunnable;
-  g->blocker = nullptr;
-  runq_.push_back(g);
-  Emit(EventKind::kWake, g->id);
 }
 
 Goroutine* Scheduler::PickNext() {
@@ -205,12 +207,7 @@ Goroutine* Scheduler::PickNext() {
       if (runq_[i]->priority > runq_[index]->priority) index = i;
     }
   }
-  Goroutine* g = runq_[index];
-  if (index == 0) {
-    runq_.pop_front();
-  } else {
-    runq_.erase(runq_.begin() + static_cast<std::ptrdiff_t>(index));
-  }
+  Goroutine* g = index == 0 ? runq_.PopFront() : runq_.Take(index);
   if (n > 1 && options_.policy != Policy::kFifo) {
     trace_.Emit(now_, EventKind::kSchedule, 0, g->id, n);
   }
@@ -278,7 +275,7 @@ RunResult Scheduler::Run() {
 }
 
 void Scheduler::Finish(Goroutine* g) {
-  PRODSIM_ASSERT(g->state == TaskState::kRunning);
+  PRODSIM_ASSERT(g->state == TaskState::kRunning || crashed_);
   Emit(EventKind::kExit, g->id);
   g->state = TaskState::kDone;
   g->root.destroy();

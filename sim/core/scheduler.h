@@ -105,6 +105,40 @@ struct Goroutine {
   uint64_t priority = 0;  // PCT only
 };
 
+// The run queue: a ring buffer of tasks (cheaper than std::deque on the
+// handoff path). Removal from the middle swaps with the front, which only the
+// random and PCT policies use; their choice is by PRNG or priority, so the
+// order change is itself deterministic.
+class RunQueue {
+ public:
+  RunQueue() : ring_(16) {}
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  Goroutine* operator[](size_t i) const { return ring_[(head_ + i) & (ring_.size() - 1)]; }
+  void PushBack(Goroutine* g) {
+    if (size_ == ring_.size()) Grow();
+    ring_[(head_ + size_) & (ring_.size() - 1)] = g;
+    ++size_;
+  }
+  Goroutine* PopFront() {
+    Goroutine* g = ring_[head_];
+    head_ = (head_ + 1) & (ring_.size() - 1);
+    --size_;
+    return g;
+  }
+  Goroutine* Take(size_t i) {
+    const size_t mask = ring_.size() - 1;
+    std::swap(ring_[(head_ + i) & mask], ring_[head_]);
+    return PopFront();
+  }
+
+ private:
+  void Grow();
+  std::vector<Goroutine*> ring_;  // size is a power of two
+  size_t head_ = 0;
+  size_t size_ = 0;
+};
+
 struct SpawnOptions {
   // A daemon task (a broker's accept loop, say) does not keep the run alive
   // and does not count as a deadlocked task by itself.
@@ -157,16 +191,29 @@ class Scheduler {
   // --- For the synchronization primitives (sim/core only).
   // A synchronization point: counts a step, and returns true when the
   // policy switches the current task out here (the caller then yields).
-  bool SyncPoint();
+  bool SyncPoint() {
+    ++steps_;
+    if (options_.policy == Policy::kFifo && steps_ <= options_.step_limit) [[likely]] {
+      return false;
+    }
+    return SyncPointSlow();
+  }
   // Parks the current task, runnable again, with an op to retry first.
   void YieldWithOp(std::coroutine_handle<> h, PendingOp* op);
   // Blocks the current task until Ready() is called for it.
   void Block(std::coroutine_handle<> h, const Blocker* why);
   // Makes a blocked task runnable.
-  void Ready(Goroutine* g);
+  void Ready(Goroutine* g) {
+    PRODSIM_ASSERT(g != nullptr);
+    PRODSIM_ASSERT(g->state == TaskState::kBlocked);
+    g->state = TaskState::kRunnable;
+    g->blocker = nullptr;
+    runq_.PushBack(g);
+    Emit(EventKind::kWake, g->id);
+  }
   // Registers a channel name for the trace; returns its id.
   uint32_t RegisterObject(std::string_view kind, std::string_view name);
-  const std::string& ObjectName(uint32_t id) const;
+  std::string ObjectName(uint32_t id) const;
 
   // Sleep for d of virtual time (Go's time.Sleep).
   struct SleepAwaiter final : Blocker {
@@ -209,6 +256,7 @@ class Scheduler {
   };
 
   Goroutine* PickNext();
+  bool SyncPointSlow();
   void FireNextTimer();
   void Finish(Goroutine* g);
   void PushTimer(TimerEntry e);
@@ -227,9 +275,10 @@ class Scheduler {
   Time now_;
   uint64_t steps_ = 0;
   uint32_t next_id_ = 1;
+  uint32_t next_object_id_ = 1;
   uint64_t next_timer_seq_ = 1;
   Goroutine* current_ = nullptr;
-  std::deque<Goroutine*> runq_;
+  RunQueue runq_;
   std::vector<TimerEntry> timers_;  // a heap under TimerLater
   absl::btree_map<uint64_t, bool> cancelled_;
   absl::btree_map<uint32_t, std::unique_ptr<Goroutine>> tasks_;

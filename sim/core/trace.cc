@@ -28,6 +28,16 @@ std::string_view EventKindName(EventKind k) {
 
 void Trace::MixString(std::string_view s) { Mix(Fnv1a64(s)); }
 
+uint64_t Trace::digest() const {
+  uint64_t h = digest_ ^ count_;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
 void Trace::Store(Time at, EventKind kind, uint32_t task, uint64_t a,
                   uint64_t b, std::string text) {
   if (events_.size() >= max_events_) {

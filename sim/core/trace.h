@@ -59,35 +59,41 @@ class Trace {
   bool recording() const { return recording_; }
 
   void Emit(Time at, EventKind kind, uint32_t task, uint64_t a, uint64_t b) {
-    Mix(static_cast<uint64_t>(kind) | (static_cast<uint64_t>(task) << 8));
-    Mix(a);
-    Mix(b);
-    if (recording_) Store(at, kind, task, a, b, {});
+    Mix(Word(kind, task, a, b));
+    if (recording_) [[unlikely]] Store(at, kind, task, a, b, {});
   }
 
   // An event with a text built only when recording. The text does not enter
   // the digest (the words do), so keep the words meaningful.
   template <typename Describe>
   void Note(Time at, uint32_t task, uint64_t a, uint64_t b, Describe&& describe) {
-    Mix(static_cast<uint64_t>(EventKind::kNote) | (uint64_t{task} << 8));
-    Mix(a);
-    Mix(b);
+    Mix(Word(EventKind::kNote, task, a, b));
     if (recording_) Store(at, EventKind::kNote, task, a, b, describe());
   }
 
   // Folds a string into the digest (for names that matter to behaviour).
   void MixString(std::string_view s);
 
-  uint64_t digest() const { return digest_; }
+  // The digest, finalised (MurmurHash3's fmix64) so that every bit of it
+  // depends on every event.
+  uint64_t digest() const;
   uint64_t event_count() const { return count_; }
   const std::vector<TraceEvent>& events() const { return events_; }
   bool truncated() const { return truncated_; }
 
  private:
+  // One word per event. The words of different events differ in their
+  // fields; b is spread by an odd multiplier so that it does not alias a.
+  static uint64_t Word(EventKind kind, uint32_t task, uint64_t a, uint64_t b) {
+    return (static_cast<uint64_t>(kind) | (uint64_t{task} << 8)) ^
+           (a << 32 | a >> 32) ^ (b * 0xc2b2ae3d27d4eb4fULL);
+  }
+  // A polynomial hash: multiplying by an odd constant is a bijection mod
+  // 2^64, so changing any one word always changes the digest. Its latency
+  // (an add and a multiply) is what the hot path pays per event.
   void Mix(uint64_t w) {
     ++count_;
-    digest_ ^= w + 0x9e3779b97f4a7c15ULL + (digest_ << 6) + (digest_ >> 2);
-    digest_ *= 0xff51afd7ed558ccdULL;
+    digest_ = (digest_ + w) * 0x9e3779b97f4a7c15ULL;
   }
   void Store(Time at, EventKind kind, uint32_t task, uint64_t a, uint64_t b,
              std::string text);

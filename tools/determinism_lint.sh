@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# determinism_lint.sh ROOT: fails when the simulation's code could make a run
+# depend on something other than its scenario (DESIGN.md, determinism rules):
+# a wall clock, an unseeded or library-defined random source, or a hash
+# container (whose iteration order is seeded per process in Abseil).
+#
+# Scans ROOT/{sim,producer,fault_models,checks,scenarios}. A line may be
+# exempted with a trailing comment "determinism-lint: allow (<why>)", for a
+# hash container used for lookups only, say. Prints one line per finding,
+# file:line: rule: text, and exits 1 if there is any, 2 on bad usage.
+set -uo pipefail
+root=${1:?usage: determinism_lint.sh ROOT}
+[[ -d $root ]] || { echo "determinism_lint: no such directory: $root" >&2; exit 2; }
+
+rules=(
+  'wall-clock|std::chrono::[a-z_]*clock|absl::Now\(|absl::GetCurrentTimeNanos|gettimeofday|clock_gettime|[^a-z_]time\((nullptr|NULL|0)\)'
+  'libc-random|(^|[^a-zA-Z_:.])s?rand\(|random_device'
+  'library-prng|absl::(Insecure)?BitGen|std::mt19937|std::minstd_rand|default_random_engine|std::ranlux'
+  'std-distribution|std::[a-z_]+_distribution'
+  'hash-container|unordered_(map|set|multimap|multiset)|(flat|node)_hash_(map|set)'
+)
+
+found=0
+dirs=()
+for d in sim producer fault_models checks scenarios; do
+  [[ -d $root/$d ]] && dirs+=("$root/$d")
+done
+((${#dirs[@]} > 0)) || { echo "determinism_lint: nothing to scan under $root" >&2; exit 2; }
+
+for rule in "${rules[@]}"; do
+  name=${rule%%|*}
+  pattern=${rule#*|}
+  while IFS= read -r hit; do
+    [[ -z $hit ]] && continue
+    [[ $hit == *"determinism-lint: allow"* ]] && continue
+    echo "${hit%%:*}:$(cut -d: -f2 <<<"$hit"): $name: $(cut -d: -f3- <<<"$hit" | sed 's/^[[:space:]]*//')"
+    found=1
+  done < <(grep -rnE --include='*.h' --include='*.cc' --include='*.cpp' "$pattern" "${dirs[@]}")
+done
+exit $found

@@ -1,0 +1,12 @@
+// A file that breaks every determinism rule once: the lint's canary.
+#include <chrono>
+#include <random>
+#include <unordered_map>
+void Bad() {
+  auto t = std::chrono::steady_clock::now();
+  int r = rand();
+  std::mt19937 gen(1);
+  std::uniform_int_distribution<int> dist(0, 9);
+  std::unordered_map<int, int> m;
+  std::unordered_map<int, int> ok;  // determinism-lint: allow (lookup only)
+}
