@@ -134,6 +134,9 @@ int SelectAwaiter::await_resume() {
   }
   sched_->trace().Emit(sched_->now(), EventKind::kSelect, sched_->current_id(),
                        static_cast<uint64_t>(chosen_), 1);
+  // A send case woken by close never gets here: its task panicked instead.
+  PRODSIM_ASSERT(!cases_[static_cast<size_t>(chosen_)].send ||
+                 waiters_[static_cast<size_t>(chosen_)].success);
   return chosen_;
 }
 

@@ -234,10 +234,11 @@ void Chan<T>::Close() {
     r->success = false;
     Wake(r);
   }
-  // A sender blocked on a channel that gets closed panics (Go's chansend).
-  if (sendq_.HasServable()) {
-    sched_->Panic(absl::StrCat("send on closed channel ", name_,
-                               " (sender was blocked)"));
+  // Blocked senders are woken unsuccessful; each panics in its own task
+  // when it resumes (Go's closechan and chansend), not in the closer.
+  while (internal::Waiter* s = sendq_.PopServable()) {
+    s->success = false;
+    sched_->ReadyToPanic(s->g, absl::StrCat("send on closed channel ", name_));
   }
 }
 
@@ -319,7 +320,7 @@ class Chan<T>::SendAwaiter final : public OpAwaiter<SendAwaiter> {
     ch_->EnqueueSender(&waiter_);
     sched().Block(h, this);
   }
-  void await_resume() {}
+  void await_resume() { PRODSIM_ASSERT(waiter_.g == nullptr || waiter_.success); }
   std::string Describe() const override {
     return absl::StrCat("chan send on '", ch_->name(), "'");
   }

@@ -128,7 +128,9 @@ void Scheduler::Stop(std::string reason) {
 }
 
 void Scheduler::Panic(std::string message) {
-  PRODSIM_ASSERT(!crashed_);
+  // Go unwinds at the first panic; a task that runs on to its next
+  // synchronization point may panic again before it stops: keep the first.
+  if (crashed_) return;
   crashed_ = true;
   end_detail_ = current_ != nullptr
                     ? absl::StrCat("panic in goroutine ", current_->id, " '",
@@ -175,6 +177,19 @@ bool Scheduler::PctSwitch() {
     if (runq_[i]->priority > current_->priority) return true;
   }
   return false;
+}
+
+void Scheduler::YieldNow(std::coroutine_handle<> h, PendingOp* op) {
+  ++steps_;
+  if (options_.policy == Policy::kPct) {
+    // PCT runs the highest-priority task, which would be the yielder again:
+    // a spin-wait on Gosched would never end. A yield therefore lowers the
+    // task below every priority PCT assigns (as PCT implementations with
+    // yield support do), so that every other runnable task goes first.
+    PctSwitch();
+    current_->priority = 0;
+  }
+  YieldWithOp(h, op);
 }
 
 void Scheduler::YieldWithOp(std::coroutine_handle<> h, PendingOp* op) {
@@ -259,7 +274,10 @@ RunResult Scheduler::Run() {
     g->state = TaskState::kRunning;
     Emit(EventKind::kRun, g->id);
     bool resume = true;
-    if (g->pending_op != nullptr) {
+    if (!g->panic_on_run.empty()) [[unlikely]] {
+      Panic(std::exchange(g->panic_on_run, {}));
+      resume = false;
+    } else if (g->pending_op != nullptr) {
       PendingOp* op = std::exchange(g->pending_op, nullptr);
       resume = op->Retry();
     }

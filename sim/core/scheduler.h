@@ -103,6 +103,9 @@ struct Goroutine {
   PendingOp* pending_op = nullptr;
   const Blocker* blocker = nullptr;
   uint64_t priority = 0;  // PCT only
+  // Set when the task was woken only to panic (a sender on a channel that
+  // got closed): the scheduler panics in its name instead of resuming it.
+  std::string panic_on_run;
 };
 
 // The run queue: a ring buffer of tasks (cheaper than std::deque on the
@@ -200,6 +203,8 @@ class Scheduler {
   }
   // Parks the current task, runnable again, with an op to retry first.
   void YieldWithOp(std::coroutine_handle<> h, PendingOp* op);
+  // runtime.Gosched: a synchronization point that always switches.
+  void YieldNow(std::coroutine_handle<> h, PendingOp* op);
   // Blocks the current task until Ready() is called for it.
   void Block(std::coroutine_handle<> h, const Blocker* why);
   // Makes a blocked task runnable.
@@ -210,6 +215,12 @@ class Scheduler {
     g->blocker = nullptr;
     runq_.PushBack(g);
     Emit(EventKind::kWake, g->id);
+  }
+  // Wakes a blocked task so that it panics with `message` when it next
+  // runs, without resuming it (Go's goroutine panics where it blocked).
+  void ReadyToPanic(Goroutine* g, std::string message) {
+    g->panic_on_run = std::move(message);
+    Ready(g);
   }
   // Registers a channel name for the trace; returns its id.
   uint32_t RegisterObject(std::string_view kind, std::string_view name);
@@ -232,11 +243,20 @@ class Scheduler {
     explicit YieldAwaiter(Scheduler* sched) : s(sched) {}
     Scheduler* s;
     bool await_ready() const { return false; }
-    void await_suspend(std::coroutine_handle<> h) { s->YieldWithOp(h, this); }
+    void await_suspend(std::coroutine_handle<> h) { s->YieldNow(h, this); }
     void await_resume() const {}
     bool Retry() override { return true; }
   };
   YieldAwaiter Yield() { return YieldAwaiter(this); }
+
+  // Suspends the current task for good: what a task does after it made the
+  // modelled program panic outside a synchronization point.
+  struct HaltAwaiter {
+    bool await_ready() const { return false; }
+    void await_suspend(std::coroutine_handle<>) const {}
+    void await_resume() const {}
+  };
+  HaltAwaiter Halt() { return HaltAwaiter{}; }
 
   // Text rendering of the recorded trace (empty unless recording).
   std::string RenderTrace() const;

@@ -52,7 +52,11 @@ class Cond::ParkAwaiter final : public Blocker {
 };
 
 Task<void> Cond::Wait() {
-  PRODSIM_ASSERT_MSG(mu_->locked(), "Cond.Wait without holding the mutex");
+  if (!mu_->locked()) {
+    // Go: "fatal error: sync: unlock of unlocked mutex" from Cond.Wait.
+    mu_->sched_->Panic(absl::StrCat("sync: unlock of unlocked mutex (Cond.Wait on '", name_, "')"));
+    co_await mu_->sched_->Halt();
+  }
   co_await ParkAwaiter(this);
   co_await mu_->Lock();
 }

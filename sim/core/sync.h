@@ -124,8 +124,8 @@ inline Mutex::LockAwaiter Mutex::Lock() { return LockAwaiter(this); }
 class Cond {
  public:
   Cond(Mutex& mu, std::string name) : mu_(&mu), name_(std::move(name)) {}
-  // REQUIRES: the mutex is held. Unlocks, waits for Signal/Broadcast, and
-  // locks again before returning.
+  // Unlocks, waits for Signal/Broadcast, and locks again before returning.
+  // Without the mutex held, the modelled program crashes, as in Go.
   Task<void> Wait();
   void Signal();
   void Broadcast();
