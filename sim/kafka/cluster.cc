@@ -1,0 +1,687 @@
+#include "sim/kafka/cluster.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "sim/core/assert.h"
+#include "sim/core/chan.h"
+
+namespace kafka {
+namespace {
+
+bool Contains(const std::vector<BrokerId>& v, BrokerId b) {
+  return std::find(v.begin(), v.end(), b) != v.end();
+}
+
+void Erase(std::vector<BrokerId>& v, BrokerId b) {
+  v.erase(std::remove(v.begin(), v.end(), b), v.end());
+}
+
+}  // namespace
+
+Broker::Broker(BrokerId id, net::NodeId node) : id_(id), node_(node) {}
+
+const Replica* Broker::replica(const TopicPartition& tp) const {
+  auto it = replicas_.find(tp);
+  return it == replicas_.end() ? nullptr : it->second.get();
+}
+
+Replica* Broker::MutableReplica(const TopicPartition& tp) {
+  auto it = replicas_.find(tp);
+  return it == replicas_.end() ? nullptr : it->second.get();
+}
+
+bool Broker::Leads(const TopicPartition& tp) const {
+  auto it = view_.partitions.find(tp);
+  return it != view_.partitions.end() && it->second.leader == id_;
+}
+
+Cluster::Cluster(sim::Scheduler& sched, net::Network& network, ClusterConfig config,
+                 History* history)
+    : sched_(sched),
+      network_(network),
+      config_(std::move(config)),
+      history_(history),
+      prng_(sched.prng().Fork("kafka")),
+      next_producer_id_(config_.first_producer_id) {
+  PRODSIM_ASSERT(config_.brokers >= 1);
+  PRODSIM_ASSERT(history_ != nullptr);
+  for (int32_t i = 0; i < config_.brokers; ++i) {
+    const net::NodeId node = network_.AddNode(absl::StrCat("broker-", i));
+    brokers_.push_back(std::make_unique<Broker>(BrokerId(i), node));
+  }
+  // Replica assignment: partition p of the t-th topic on brokers
+  // (p + t + k) mod n, k = 0..rf-1; the first is the preferred leader.
+  int32_t topic_index = 0;
+  for (const TopicConfig& t : config_.topics) {
+    PRODSIM_ASSERT(t.replication_factor >= 1);
+    PRODSIM_ASSERT(t.replication_factor <= config_.brokers);
+    for (int32_t p = 0; p < t.partitions; ++p) {
+      TopicPartition tp{t.name, PartitionId(p)};
+      PartitionState st;
+      for (int32_t k = 0; k < t.replication_factor; ++k) {
+        st.replicas.push_back(BrokerId((p + topic_index + k) % config_.brokers));
+      }
+      st.leader = st.replicas.front();
+      st.isr = st.replicas;
+      for (BrokerId b : st.replicas) {
+        brokers_[static_cast<size_t>(b.value)]->replicas_.emplace(
+            tp, std::make_unique<Replica>(config_.version));
+      }
+      partitions_.emplace(tp, std::move(st));
+    }
+    ++topic_index;
+  }
+  // Every broker starts with the initial metadata (the cluster was set up
+  // before the run).
+  ++metadata_version_;
+  auto initial = std::make_shared<MetadataView>();
+  initial->version = metadata_version_;
+  initial->partitions = partitions_;
+  initial->live_brokers = LiveBrokers();
+  for (auto& b : brokers_) ApplyView(b.get(), initial);
+  for (auto& b : brokers_) {
+    sched_.Go(absl::StrCat("broker-", b->id_.value, ".accept"), AcceptLoop(b.get()),
+              {.daemon = true});
+    sched_.Go(absl::StrCat("broker-", b->id_.value, ".fetcher"), ReplicaFetcher(b.get()),
+              {.daemon = true});
+  }
+}
+
+Cluster::~Cluster() = default;
+
+Broker& Cluster::broker(BrokerId id) {
+  PRODSIM_ASSERT(id.value >= 0);
+  PRODSIM_ASSERT(id.value < broker_count());
+  return *brokers_[static_cast<size_t>(id.value)];
+}
+
+const Broker& Cluster::broker(BrokerId id) const {
+  PRODSIM_ASSERT(id.value >= 0);
+  PRODSIM_ASSERT(id.value < broker_count());
+  return *brokers_[static_cast<size_t>(id.value)];
+}
+
+std::vector<net::NodeId> Cluster::BootstrapNodes() const {
+  std::vector<net::NodeId> out;
+  for (const auto& b : brokers_) out.push_back(b->node_);
+  return out;
+}
+
+const PartitionState* Cluster::partition(const TopicPartition& tp) const {
+  auto it = partitions_.find(tp);
+  return it == partitions_.end() ? nullptr : &it->second;
+}
+
+std::vector<TopicPartition> Cluster::AllPartitions() const {
+  std::vector<TopicPartition> out;
+  for (const auto& [tp, st] : partitions_) out.push_back(tp);
+  return out;
+}
+
+std::vector<BrokerId> Cluster::LiveBrokers() const {
+  std::vector<BrokerId> out;
+  for (const auto& b : brokers_) {
+    if (b->up_) out.push_back(b->id_);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Controller.
+
+void Cluster::Publish() {
+  ++metadata_version_;
+  auto view = std::make_shared<MetadataView>();
+  view->version = metadata_version_;
+  view->partitions = partitions_;
+  view->live_brokers = LiveBrokers();
+  std::shared_ptr<const MetadataView> shared = view;
+  for (auto& b : brokers_) {
+    if (!b->up_) continue;
+    const Duration delay = Duration::Nanos(
+        prng_.UniformInt(0, config_.metadata_delay_max.nanos()));
+    Broker* target = b.get();
+    sched_.After(delay, [this, target, shared] {
+      if (target->up_) ApplyView(target, shared);
+    });
+  }
+}
+
+void Cluster::ApplyView(Broker* b, const std::shared_ptr<const MetadataView>& view) {
+  if (view->version <= b->view_.version) return;  // older news
+  for (const auto& [tp, now_state] : view->partitions) {
+    Replica* r = b->MutableReplica(tp);
+    if (r == nullptr) continue;
+    auto before = b->view_.partitions.find(tp);
+    const bool was_leader =
+        before != b->view_.partitions.end() && before->second.leader == b->id_;
+    const bool is_leader = now_state.leader == b->id_;
+    const bool epoch_changed = before == b->view_.partitions.end() ||
+                               before->second.leader_epoch != now_state.leader_epoch;
+    if (!is_leader && (was_leader || epoch_changed)) r->needs_truncation = true;
+    if (is_leader && !was_leader) {
+      // A new leader tracks its followers afresh from now.
+      r->follower_end.clear();
+      r->follower_caught_up.clear();
+      for (BrokerId f : now_state.isr) r->follower_caught_up[f.value] = sched_.now();
+    }
+  }
+  b->view_ = *view;
+  sched_.trace().Note(sched_.now(), sched_.current_id(), 0x6d657461 /*meta*/,
+                      static_cast<uint64_t>(b->id_.value) << 32 | view->version, [&] {
+                        return absl::StrCat("broker-", b->id_.value, " metadata v",
+                                            view->version);
+                      });
+}
+
+void Cluster::ElectLeader(const TopicPartition& tp, PartitionState& p) {
+  // Clean election: the first replica, in preference order, that is in the
+  // ISR and alive. None: the partition is offline until one comes back.
+  p.leader = BrokerId::kNone;
+  for (BrokerId r : p.replicas) {
+    if (Contains(p.isr, r) && broker(r).up_) {
+      p.leader = r;
+      break;
+    }
+  }
+  ++p.leader_epoch;
+  sched_.trace().Note(sched_.now(), sched_.current_id(), 0x656c6563 /*elec*/,
+                      static_cast<uint64_t>(p.leader.value + 1), [&] {
+                        return absl::StrCat("controller: ", tp.ToString(), " leader ",
+                                            p.leader.value, " epoch ", p.leader_epoch);
+                      });
+}
+
+void Cluster::CrashBroker(BrokerId id) {
+  Broker& b = broker(id);
+  if (!b.up_) return;
+  RecordFault(absl::StrCat("crash broker-", id.value));
+  b.up_ = false;
+  ++b.incarnation_;
+  network_.SetNodeUp(b.node_, false);
+  // In-memory state is gone; the log stays on disk.
+  for (auto& [tp, r] : b.replicas_) {
+    r->producer_state.Clear();
+    r->follower_end.clear();
+    r->follower_caught_up.clear();
+  }
+  b.injected_.clear();
+  b.drop_responses_ = 0;
+  for (auto& [tp, p] : partitions_) {
+    // Kafka keeps the last ISR member when the partition goes offline.
+    if (Contains(p.isr, id) && p.isr.size() > 1) Erase(p.isr, id);
+    if (p.leader == id) ElectLeader(tp, p);
+  }
+  Publish();
+}
+
+void Cluster::RestartBroker(BrokerId id) {
+  Broker& b = broker(id);
+  if (b.up_) return;
+  RecordFault(absl::StrCat("crash broker-", id.value), /*healed=*/true);
+  b.up_ = true;
+  network_.SetNodeUp(b.node_, true);
+  for (auto& [tp, r] : b.replicas_) {
+    RebuildProducerState(*r);
+    r->needs_truncation = true;
+  }
+  for (auto& [tp, p] : partitions_) {
+    if (p.leader == BrokerId::kNone && Contains(p.replicas, id)) ElectLeader(tp, p);
+  }
+  // The restarted broker learns the current metadata at once (it registers
+  // with the controller); the others after the usual delay.
+  auto view = std::make_shared<MetadataView>();
+  view->version = metadata_version_ + 1;
+  view->partitions = partitions_;
+  view->live_brokers = LiveBrokers();
+  b.view_ = MetadataView{};  // forget the pre-crash view
+  Publish();
+  ApplyView(&b, view);
+}
+
+absl::Status Cluster::MoveLeader(const TopicPartition& tp, BrokerId to) {
+  auto it = partitions_.find(tp);
+  if (it == partitions_.end()) {
+    return absl::NotFoundError(absl::StrCat("no partition ", tp.ToString()));
+  }
+  PartitionState& p = it->second;
+  if (!Contains(p.isr, to) || !broker(to).up_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("broker-", to.value, " is not a live ISR member of ", tp.ToString()));
+  }
+  RecordFault(absl::StrCat("move leader of ", tp.ToString(), " to broker-", to.value));
+  p.leader = to;
+  ++p.leader_epoch;
+  Publish();
+  return absl::OkStatus();
+}
+
+absl::Status Cluster::ShrinkIsr(const TopicPartition& tp, BrokerId b, Time until) {
+  auto it = partitions_.find(tp);
+  if (it == partitions_.end()) {
+    return absl::NotFoundError(absl::StrCat("no partition ", tp.ToString()));
+  }
+  PartitionState& p = it->second;
+  if (p.leader == b || !Contains(p.isr, b)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "broker-", b.value, " is the leader or not in the ISR of ", tp.ToString()));
+  }
+  RecordFault(absl::StrCat("shrink ISR of ", tp.ToString(), ": drop broker-", b.value,
+                           " until ", until.ToString()));
+  Erase(p.isr, b);
+  broker(b).MutableReplica(tp)->fetch_paused_until = until;
+  Publish();
+  return absl::OkStatus();
+}
+
+void Cluster::InjectError(BrokerId b, ApiKey api, std::optional<TopicPartition> tp,
+                          ErrorCode error, int32_t count) {
+  PRODSIM_ASSERT(count >= 1);
+  RecordFault(absl::StrCat("inject ", std::string(ErrorCodeName(error)), " x", count, " on broker-",
+                           b.value, " ", std::string(ApiKeyName(api)),
+                           tp ? absl::StrCat(" ", tp->ToString()) : std::string()));
+  broker(b).injected_.push_back(InjectedError{api, std::move(tp), error, count});
+}
+
+void Cluster::DropResponses(BrokerId b, int32_t count) {
+  PRODSIM_ASSERT(count >= 1);
+  RecordFault(absl::StrCat("drop next ", count, " responses of broker-", b.value));
+  broker(b).drop_responses_ += count;
+}
+
+void Cluster::DelayProcessing(BrokerId b, Duration extra, Time until) {
+  RecordFault(absl::StrCat("delay processing on broker-", b.value, " by ", extra.ToString(),
+                           " until ", until.ToString()));
+  broker(b).extra_processing_ = extra;
+  broker(b).extra_processing_until_ = until;
+}
+
+void Cluster::PauseFetching(BrokerId b, Time until) {
+  RecordFault(absl::StrCat("pause fetching on broker-", b.value, " until ", until.ToString()));
+  broker(b).fetch_paused_until_ = until;
+}
+
+void Cluster::RecordFault(std::string description, bool healed) {
+  sched_.trace().Note(sched_.now(), sched_.current_id(), 0x6661756c /*faul*/, healed ? 1 : 0,
+                      [&] { return absl::StrCat(healed ? "heal: " : "fault: ", description); });
+  history_->faults.push_back(FaultEvent{sched_.now(), std::move(description), healed});
+}
+
+void Cluster::SnapshotLogs() {
+  for (const auto& [tp, p] : partitions_) {
+    // The leader's committed prefix; for an offline partition, the replica
+    // with the highest high watermark.
+    const Replica* best = nullptr;
+    for (BrokerId r : p.replicas) {
+      const Replica* rep = broker(r).replica(tp);
+      if (r == p.leader) {
+        best = rep;
+        break;
+      }
+      if (best == nullptr || rep->high_watermark > best->high_watermark) best = rep;
+    }
+    std::vector<LogEntry>& out = history_->final_logs[tp];
+    out.clear();
+    for (const StoredBatch& sb : best->log) {
+      if (sb.base_offset >= best->high_watermark) break;
+      LogEntry e{sb.base_offset, sb.batch.producer_id, sb.batch.producer_epoch,
+                 sb.batch.base_sequence, {}};
+      for (const Record& rec : sb.batch.records) e.record_ids.push_back(rec.record_id);
+      out.push_back(std::move(e));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Replication.
+
+sim::Task<void> Cluster::ReplicaFetcher(Broker* b) {
+  for (;;) {
+    co_await sched_.Sleep(config_.replica_fetch_interval);
+    if (!b->up_) continue;
+    const bool paused = sched_.now() < b->fetch_paused_until_;
+    for (auto& [tp, r] : b->replicas_) {
+      auto it = b->view_.partitions.find(tp);
+      if (it == b->view_.partitions.end()) continue;
+      const BrokerId leader = it->second.leader;
+      if (leader == b->id_) {
+        CheckIsrShrink(b, tp, *r);
+        continue;
+      }
+      if (leader == BrokerId::kNone || paused) continue;
+      if (sched_.now() < r->fetch_paused_until) continue;
+      Broker& l = broker(leader);
+      // A fetch reaches only a live broker that knows it leads (else Kafka
+      // answers NOT_LEADER / FENCED_LEADER_EPOCH and the follower retries).
+      if (!l.up_ || !l.Leads(tp)) continue;
+      FetchFrom(b, &l, tp);
+    }
+  }
+}
+
+void Cluster::Truncate(Broker* b, Replica& r, const TopicPartition& tp, size_t keep_batches) {
+  if (keep_batches >= r.log.size()) return;
+  const Offset new_end = r.log[keep_batches].base_offset;
+  r.log.resize(keep_batches);
+  r.log_end = new_end;
+  if (r.high_watermark > new_end) r.high_watermark = new_end;
+  RebuildProducerState(r);
+  history_->truncations.push_back(TruncateEvent{sched_.now(), b->id_, tp, new_end});
+  sched_.trace().Note(sched_.now(), sched_.current_id(), 0x7472756e /*trun*/,
+                      static_cast<uint64_t>(new_end.value), [&] {
+                        return absl::StrCat("broker-", b->id_.value, " truncates ",
+                                            tp.ToString(), " to ", new_end.value);
+                      });
+}
+
+void Cluster::RebuildProducerState(Replica& r) {
+  r.producer_state.Clear();
+  for (const StoredBatch& sb : r.log) {
+    if (!sb.batch.idempotent()) continue;
+    r.producer_state.Update(sb.batch.producer_id, sb.batch.producer_epoch, sb.batch.base_sequence,
+                            sb.batch.last_sequence(), sb.base_offset, sb.last_offset(),
+                            sb.append_time);
+  }
+}
+
+void Cluster::FetchFrom(Broker* follower, Broker* leader, const TopicPartition& tp) {
+  Replica& f = *follower->MutableReplica(tp);
+  Replica& l = *leader->MutableReplica(tp);
+  if (f.needs_truncation) {
+    // Keep the longest prefix on which both logs agree (same batches
+    // written in the same leader epoch), drop the rest.
+    size_t agree = 0;
+    while (agree < f.log.size() && agree < l.log.size() &&
+           f.log[agree].base_offset == l.log[agree].base_offset &&
+           f.log[agree].leader_epoch == l.log[agree].leader_epoch &&
+           f.log[agree].batch.record_count() == l.log[agree].batch.record_count()) {
+      ++agree;
+    }
+    Truncate(follower, f, tp, agree);
+    f.needs_truncation = false;
+  }
+  for (size_t i = f.log.size(); i < l.log.size(); ++i) {
+    const StoredBatch& sb = l.log[i];
+    PRODSIM_ASSERT(sb.base_offset == f.log_end);
+    f.log.push_back(sb);
+    f.log_end = Offset(sb.last_offset().value + 1);
+    if (sb.batch.idempotent()) {
+      f.producer_state.Update(sb.batch.producer_id, sb.batch.producer_epoch,
+                              sb.batch.base_sequence, sb.batch.last_sequence(), sb.base_offset,
+                              sb.last_offset(), sb.append_time);
+    }
+    AppendEvent e{sched_.now(), follower->id_, false, tp, sb.base_offset,
+                  sb.batch.producer_id, sb.batch.producer_epoch, sb.batch.base_sequence,
+                  sb.batch.last_sequence(), {}};
+    for (const Record& rec : sb.batch.records) e.record_ids.push_back(rec.record_id);
+    history_->appends.push_back(std::move(e));
+  }
+  // Leader side of the fetch: the follower's progress.
+  l.follower_end[follower->id_.value] = f.log_end;
+  if (f.log_end == l.log_end) l.follower_caught_up[follower->id_.value] = sched_.now();
+  PartitionState& p = partitions_.at(tp);
+  if (!Contains(p.isr, follower->id_) && f.log_end >= l.high_watermark &&
+      p.leader == leader->id_) {
+    p.isr.push_back(follower->id_);  // ISR expansion
+    Publish();
+  }
+  UpdateHighWatermark(leader, tp, l);
+  f.high_watermark = std::min(l.high_watermark, f.log_end);
+}
+
+void Cluster::UpdateHighWatermark(Broker* leader, const TopicPartition& tp, Replica& r) {
+  const PartitionState& view = leader->view_.partitions.at(tp);
+  Offset hw = r.log_end;
+  for (BrokerId m : view.isr) {
+    if (m == leader->id_) continue;
+    auto it = r.follower_end.find(m.value);
+    const Offset end = it == r.follower_end.end() ? Offset(0) : it->second;
+    hw = std::min(hw, end);
+  }
+  if (hw > r.high_watermark) r.high_watermark = hw;
+  PRODSIM_ASSERT(r.high_watermark <= r.log_end);
+}
+
+void Cluster::CheckIsrShrink(Broker* leader, const TopicPartition& tp, Replica& r) {
+  PartitionState& p = partitions_.at(tp);
+  if (p.leader != leader->id_) return;  // the controller moved on already
+  std::vector<BrokerId> lagging;
+  for (BrokerId m : p.isr) {
+    if (m == leader->id_) continue;
+    auto it = r.follower_caught_up.find(m.value);
+    const Time last = it == r.follower_caught_up.end() ? Time() : it->second;
+    if (sched_.now() - last > config_.replica_lag_time_max) lagging.push_back(m);
+  }
+  if (lagging.empty()) return;
+  for (BrokerId m : lagging) Erase(p.isr, m);
+  Publish();
+}
+
+// ---------------------------------------------------------------------------
+// Serving requests.
+
+sim::Task<void> Cluster::AcceptLoop(Broker* b) {
+  sim::Chan<net::Endpoint>* accept = network_.Listen(b->node_);
+  for (;;) {
+    std::optional<net::Endpoint> ep = co_await accept->Recv();
+    if (!ep) co_return;
+    sched_.Go(absl::StrCat("broker-", b->id_.value, ".conn-", ep->id()),
+              Serve(b, *ep, b->incarnation_), {.daemon = true});
+  }
+}
+
+sim::Task<void> Cluster::Serve(Broker* b, net::Endpoint ep, uint64_t incarnation) {
+  for (;;) {
+    std::optional<net::PayloadPtr> in = co_await ep.Recv();
+    if (!in || b->incarnation_ != incarnation) co_return;
+    const auto* m = dynamic_cast<const Message*>(in->get());
+    PRODSIM_ASSERT_MSG(m != nullptr, "a non-Kafka payload reached a broker");
+    Duration cost = config_.request_processing;
+    if (sched_.now() < b->extra_processing_until_) cost += b->extra_processing_;
+    co_await sched_.Sleep(cost);
+    if (b->incarnation_ != incarnation) co_return;  // crashed meanwhile
+    net::PayloadPtr out = co_await Handle(b, *m, incarnation);
+    if (b->incarnation_ != incarnation) co_return;
+    if (out == nullptr) continue;  // acks=0
+    if (b->drop_responses_ > 0) {
+      --b->drop_responses_;
+      for (ResponseEvent& r : history_->responses) {
+        if (r.broker == b->id_ && r.correlation_id == m->correlation_id &&
+            r.at == sched_.now()) {
+          r.dropped = true;
+        }
+      }
+      continue;
+    }
+    ep.Send(std::move(out));
+  }
+}
+
+sim::Task<net::PayloadPtr> Cluster::Handle(Broker* b, const Message& m, uint64_t incarnation) {
+  switch (m.api) {
+    case ApiKey::kMetadata:
+      co_return HandleMetadata(b, static_cast<const MetadataRequest&>(m));
+    case ApiKey::kInitProducerId: {
+      auto r = std::make_shared<InitProducerIdResponse>();
+      r->api = m.api;
+      r->is_response = true;
+      r->correlation_id = m.correlation_id;
+      if (auto injected = TakeInjected(b, m.api, nullptr)) {
+        r->error = *injected;
+      } else {
+        r->producer_id = ProducerId(next_producer_id_++);
+        r->producer_epoch = Epoch(0);
+      }
+      history_->responses.push_back(ResponseEvent{sched_.now(), b->id_, m.api, m.correlation_id,
+                                                  {}, r->error, Offset::kNone, false});
+      co_return r;
+    }
+    case ApiKey::kProduce: {
+      auto r = co_await HandleProduce(b, static_cast<const ProduceRequest&>(m), incarnation);
+      co_return r;
+    }
+  }
+  co_return nullptr;
+}
+
+std::optional<ErrorCode> Cluster::TakeInjected(Broker* b, ApiKey api, const TopicPartition* tp) {
+  for (auto it = b->injected_.begin(); it != b->injected_.end(); ++it) {
+    if (it->api != api) continue;
+    if (it->tp.has_value() && (tp == nullptr || *it->tp != *tp)) continue;
+    const ErrorCode e = it->error;
+    if (--it->remaining == 0) b->injected_.erase(it);
+    return e;
+  }
+  return std::nullopt;
+}
+
+std::shared_ptr<MetadataResponse> Cluster::HandleMetadata(Broker* b, const MetadataRequest& m) {
+  auto r = std::make_shared<MetadataResponse>();
+  r->api = m.api;
+  r->is_response = true;
+  r->correlation_id = m.correlation_id;
+  const std::optional<ErrorCode> injected = TakeInjected(b, m.api, nullptr);
+  for (BrokerId id : b->view_.live_brokers) r->brokers.push_back({id, broker(id).node_});
+  r->controller = BrokerId(0);
+  std::vector<std::string> names = m.topics;
+  if (names.empty()) {
+    for (const TopicConfig& t : config_.topics) names.push_back(t.name);
+  }
+  for (const std::string& name : names) {
+    TopicMetadata t;
+    t.name = name;
+    for (const auto& [tp, st] : b->view_.partitions) {
+      if (tp.topic != name) continue;
+      PartitionMetadata pm{ErrorCode::NONE, tp.partition, st.leader, st.leader_epoch,
+                           st.replicas, st.isr};
+      if (st.leader == BrokerId::kNone) pm.error = ErrorCode::LEADER_NOT_AVAILABLE;
+      t.partitions.push_back(std::move(pm));
+    }
+    if (t.partitions.empty()) t.error = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION;
+    if (injected) t.error = *injected;
+    r->topics.push_back(std::move(t));
+  }
+  return r;
+}
+
+ProducePartitionResponse Cluster::AppendAsLeader(Broker* b, const TopicPartition& tp,
+                                                 const RecordBatch& batch, int16_t acks) {
+  ProducePartitionResponse out;
+  Replica* r = b->MutableReplica(tp);
+  if (r == nullptr) {
+    const bool known = partitions_.contains(tp);
+    out.error = known ? ErrorCode::NOT_LEADER_OR_FOLLOWER : ErrorCode::UNKNOWN_TOPIC_OR_PARTITION;
+    return out;
+  }
+  if (!b->Leads(tp)) {
+    out.error = ErrorCode::NOT_LEADER_OR_FOLLOWER;
+    return out;
+  }
+  if (batch.records.empty()) {
+    out.error = ErrorCode::INVALID_RECORD;
+    return out;
+  }
+  const PartitionState& view = b->view_.partitions.at(tp);
+  if (acks == -1 && static_cast<int32_t>(view.isr.size()) < config_.min_insync_replicas) {
+    out.error = ErrorCode::NOT_ENOUGH_REPLICAS;
+    return out;
+  }
+  if (batch.idempotent()) {
+    const ProducerStateManager::AppendCheck check = r->producer_state.Check(
+        batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.record_count());
+    if (check.kind == ProducerStateManager::AppendCheck::Kind::kError) {
+      out.error = check.error;
+      return out;
+    }
+    if (check.kind == ProducerStateManager::AppendCheck::Kind::kDuplicate) {
+      out.base_offset = check.duplicate_base_offset;
+      out.log_start_offset = Offset(0);
+      return out;
+    }
+  }
+  StoredBatch sb{r->log_end, view.leader_epoch, sched_.now(), batch};
+  r->log.push_back(sb);
+  r->log_end = Offset(sb.last_offset().value + 1);
+  if (batch.idempotent()) {
+    r->producer_state.Update(batch.producer_id, batch.producer_epoch, batch.base_sequence,
+                             batch.last_sequence(), sb.base_offset, sb.last_offset(),
+                             sb.append_time);
+  }
+  AppendEvent e{sched_.now(), b->id_, true, tp, sb.base_offset, batch.producer_id,
+                batch.producer_epoch, batch.base_sequence, batch.last_sequence(), {}};
+  for (const Record& rec : batch.records) e.record_ids.push_back(rec.record_id);
+  history_->appends.push_back(std::move(e));
+  UpdateHighWatermark(b, tp, *r);
+  out.base_offset = sb.base_offset;
+  out.log_start_offset = Offset(0);
+  return out;
+}
+
+sim::Task<std::shared_ptr<ProduceResponse>> Cluster::HandleProduce(Broker* b,
+                                                                   const ProduceRequest& m,
+                                                                   uint64_t incarnation) {
+  auto resp = std::make_shared<ProduceResponse>();
+  resp->api = m.api;
+  resp->is_response = true;
+  resp->correlation_id = m.correlation_id;
+  const bool acks_valid = m.acks == -1 || m.acks == 0 || m.acks == 1;
+  // Offsets each partition must reach for acks=all.
+  absl::btree_map<TopicPartition, Offset> waiting;
+  for (const auto& [tp, batch] : m.batches) {
+    ProducePartitionResponse pr;
+    if (auto injected = TakeInjected(b, m.api, &tp)) {
+      pr.error = *injected;
+    } else if (!acks_valid) {
+      pr.error = ErrorCode::INVALID_REQUIRED_ACKS;
+    } else {
+      const bool fresh = b->MutableReplica(tp) != nullptr;
+      const Offset end_before = fresh ? b->MutableReplica(tp)->log_end : Offset(0);
+      pr = AppendAsLeader(b, tp, batch, m.acks);
+      const bool appended = pr.error == ErrorCode::NONE && fresh &&
+                            b->MutableReplica(tp)->log_end > end_before;
+      if (m.acks == -1 && appended) {
+        waiting[tp] = Offset(pr.base_offset.value + batch.record_count());
+      }
+    }
+    resp->partitions[tp] = pr;
+  }
+  // acks=all: wait until the high watermark passes every appended batch, the
+  // request times out, or this broker stops leading.
+  const Time deadline = sched_.now() + m.timeout;
+  while (!waiting.empty()) {
+    if (b->incarnation_ != incarnation) co_return nullptr;
+    for (auto it = waiting.begin(); it != waiting.end();) {
+      const Replica& r = *b->MutableReplica(it->first);
+      ProducePartitionResponse& pr = resp->partitions[it->first];
+      if (!b->Leads(it->first)) {
+        pr = ProducePartitionResponse{ErrorCode::NOT_LEADER_OR_FOLLOWER, Offset::kNone, -1,
+                                      Offset::kNone};
+      } else if (r.high_watermark >= it->second) {
+        const auto isr = b->view_.partitions.at(it->first).isr.size();
+        if (static_cast<int32_t>(isr) < config_.min_insync_replicas) {
+          pr.error = ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+          pr.base_offset = Offset::kNone;
+        }
+      } else if (sched_.now() >= deadline) {
+        pr = ProducePartitionResponse{ErrorCode::REQUEST_TIMED_OUT, Offset::kNone, -1,
+                                      Offset::kNone};
+      } else {
+        ++it;
+        continue;
+      }
+      it = waiting.erase(it);
+    }
+    if (waiting.empty()) break;
+    const Duration step = std::min(config_.replica_fetch_interval, deadline - sched_.now());
+    co_await sched_.Sleep(step);
+  }
+  for (const auto& [tp, pr] : resp->partitions) {
+    history_->responses.push_back(ResponseEvent{sched_.now(), b->id_, m.api, m.correlation_id,
+                                                tp, pr.error, pr.base_offset, false});
+  }
+  if (m.acks == 0) co_return nullptr;
+  co_return resp;
+}
+
+}  // namespace kafka

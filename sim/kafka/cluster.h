@@ -1,0 +1,225 @@
+// The Kafka cluster model: brokers, partition logs, replication, a
+// controller, and the fault hooks that fault_models/ drives.
+//
+// What it models (Kafka 2.6 unless the version says otherwise):
+// - Each broker serves each client connection one request at a time, in
+//   order (Kafka mutes a connection while a request is in flight), after a
+//   processing delay. It answers from its own view of the metadata, which
+//   the controller propagates with a per-broker delay: a client can be sent
+//   to a stale leader and get NOT_LEADER_OR_FOLLOWER.
+// - Produce: leader check, acks (0: no response; 1: after the append; -1:
+//   once the high watermark passes the batch, else REQUEST_TIMED_OUT with
+//   the batch left in the log), min.insync.replicas (NOT_ENOUGH_REPLICAS
+//   before the append, NOT_ENOUGH_REPLICAS_AFTER_APPEND after it), and the
+//   idempotent producer-state rules (ProducerStateManager).
+// - Replication: followers fetch from the leader every fetch interval
+//   (directly, not over sim/net: a network partition between brokers is not
+//   modelled); the leader's high watermark is the smallest log end offset in
+//   its ISR; a follower that has not caught up for replica.lag.time.max
+//   leaves the ISR, and rejoins once it reaches the high watermark.
+// - Controller: clean leader election from the ISR on a crash or on request;
+//   a crashed broker loses its in-memory state (connections, producer state,
+//   pending requests) and keeps its log; on restart it rebuilds producer
+//   state from the log, and as a follower truncates its log to where it
+//   agrees with the leader's (what leader epochs achieve), which removes an
+//   uncommitted suffix written while it led.
+//
+// Invariants: offsets in a log are contiguous from 0; a leader's high
+// watermark never exceeds its log end; only the controller changes leaders
+// and ISRs; every append, truncation, response and fault is recorded in the
+// History.
+#ifndef PRODSIM_SIM_KAFKA_CLUSTER_H_
+#define PRODSIM_SIM_KAFKA_CLUSTER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/btree_map.h"
+#include "absl/status/status.h"
+#include "sim/core/prng.h"
+#include "sim/core/scheduler.h"
+#include "sim/kafka/history.h"
+#include "sim/kafka/producer_state.h"
+#include "sim/kafka/protocol.h"
+#include "sim/net/network.h"
+
+namespace kafka {
+
+using sim::Duration;
+using sim::Time;
+
+struct TopicConfig {
+  std::string name;
+  int32_t partitions = 1;
+  int32_t replication_factor = 1;
+};
+
+struct ClusterConfig {
+  int32_t brokers = 3;
+  std::vector<TopicConfig> topics;
+  int32_t min_insync_replicas = 1;
+  KafkaVersion version = KafkaVersion::k2_6;
+  // Controller-to-broker metadata propagation: uniform in [0, max] per broker.
+  Duration metadata_delay_max = Duration::Millis(20);
+  Duration replica_fetch_interval = Duration::Millis(5);
+  Duration replica_lag_time_max = Duration::Seconds(30);  // 2.6 default
+  Duration request_processing = Duration::Micros(200);
+  int64_t first_producer_id = 1000;
+};
+
+// The controller's record of one partition.
+struct PartitionState {
+  std::vector<BrokerId> replicas;  // assignment order = preference order
+  BrokerId leader = BrokerId::kNone;
+  std::vector<BrokerId> isr;
+  int32_t leader_epoch = 0;
+};
+
+// A broker's view of the cluster, as last propagated to it.
+struct MetadataView {
+  uint64_t version = 0;
+  absl::btree_map<TopicPartition, PartitionState> partitions;
+  std::vector<BrokerId> live_brokers;
+};
+
+// A batch in a partition log.
+struct StoredBatch {
+  Offset base_offset;
+  int32_t leader_epoch = 0;
+  Time append_time;
+  RecordBatch batch;
+  Offset last_offset() const { return Offset(base_offset.value + batch.record_count() - 1); }
+};
+
+// One replica of a partition on one broker.
+struct Replica {
+  explicit Replica(KafkaVersion v) : producer_state(v) {}
+  std::vector<StoredBatch> log;
+  Offset log_end{0};
+  Offset high_watermark{0};
+  ProducerStateManager producer_state;
+  bool needs_truncation = false;
+  Time fetch_paused_until;  // this follower does not fetch before then
+  // Leader side: each follower's log end and when it was last caught up.
+  absl::btree_map<int32_t, Offset> follower_end;
+  absl::btree_map<int32_t, Time> follower_caught_up;
+};
+
+struct InjectedError {
+  ApiKey api = ApiKey::kProduce;
+  std::optional<TopicPartition> tp;  // all partitions if unset
+  ErrorCode error = ErrorCode::NONE;
+  int32_t remaining = 0;
+};
+
+class Cluster;
+
+class Broker {
+ public:
+  Broker(BrokerId id, net::NodeId node);
+  BrokerId id() const { return id_; }
+  net::NodeId node() const { return node_; }
+  bool up() const { return up_; }
+  const MetadataView& view() const { return view_; }
+  const Replica* replica(const TopicPartition& tp) const;
+
+ private:
+  friend class Cluster;
+  bool Leads(const TopicPartition& tp) const;
+  Replica* MutableReplica(const TopicPartition& tp);
+
+  BrokerId id_;
+  net::NodeId node_;
+  bool up_ = true;
+  uint64_t incarnation_ = 1;
+  MetadataView view_;
+  absl::btree_map<TopicPartition, std::unique_ptr<Replica>> replicas_;
+  std::vector<InjectedError> injected_;
+  int32_t drop_responses_ = 0;
+  Duration extra_processing_;
+  Time extra_processing_until_;
+  Time fetch_paused_until_;
+};
+
+class Cluster {
+ public:
+  // Creates the brokers as network nodes and starts their tasks (daemons).
+  Cluster(sim::Scheduler& sched, net::Network& network, ClusterConfig config,
+          History* history);
+  ~Cluster();
+
+  const ClusterConfig& config() const { return config_; }
+  int32_t broker_count() const { return static_cast<int32_t>(brokers_.size()); }
+  Broker& broker(BrokerId id);
+  const Broker& broker(BrokerId id) const;
+  // Seed brokers for a client: every broker's node.
+  std::vector<net::NodeId> BootstrapNodes() const;
+  const PartitionState* partition(const TopicPartition& tp) const;
+  std::vector<TopicPartition> AllPartitions() const;
+
+  // --- Fault hooks. Each is recorded in the History.
+  void CrashBroker(BrokerId b);
+  void RestartBroker(BrokerId b);
+  absl::Status MoveLeader(const TopicPartition& tp, BrokerId to);
+  // Drops follower `b` from the ISR of `tp`, and stalls its fetching of
+  // `tp` until `until` (a follower that kept fetching would rejoin at once,
+  // as in Kafka, where a shrink is the consequence of lag).
+  absl::Status ShrinkIsr(const TopicPartition& tp, BrokerId b, Time until);
+  // Answers the next `count` requests of `api` on broker `b` (for Produce:
+  // the partition `tp`, or every partition) with `error`, unprocessed.
+  void InjectError(BrokerId b, ApiKey api, std::optional<TopicPartition> tp, ErrorCode error,
+                   int32_t count);
+  // Processes the next `count` requests on `b` fully, then sends no response.
+  void DropResponses(BrokerId b, int32_t count);
+  // Adds `extra` to the processing of every request on `b` until `until`.
+  void DelayProcessing(BrokerId b, Duration extra, Time until);
+  // Broker `b` stops fetching as a follower until `until` (a stalled
+  // replica fetcher: a GC pause, a slow disk, a network problem between
+  // brokers). Its partitions' acks=all requests wait; it may leave the ISR.
+  void PauseFetching(BrokerId b, Time until);
+  // Records a fault applied elsewhere (network faults) in the History.
+  void RecordFault(std::string description, bool healed = false);
+
+  // The committed log of every partition (up to the leader's high
+  // watermark) into the History. Call at the end of a run.
+  void SnapshotLogs();
+
+ private:
+  friend class Broker;
+  sim::Task<void> AcceptLoop(Broker* b);
+  sim::Task<void> Serve(Broker* b, net::Endpoint ep, uint64_t incarnation);
+  sim::Task<void> ReplicaFetcher(Broker* b);
+  sim::Task<net::PayloadPtr> Handle(Broker* b, const Message& m, uint64_t incarnation);
+  std::shared_ptr<MetadataResponse> HandleMetadata(Broker* b, const MetadataRequest& m);
+  sim::Task<std::shared_ptr<ProduceResponse>> HandleProduce(Broker* b, const ProduceRequest& m,
+                                                            uint64_t incarnation);
+  ProducePartitionResponse AppendAsLeader(Broker* b, const TopicPartition& tp,
+                                          const RecordBatch& batch, int16_t acks);
+  std::optional<ErrorCode> TakeInjected(Broker* b, ApiKey api, const TopicPartition* tp);
+  void FetchFrom(Broker* follower, Broker* leader, const TopicPartition& tp);
+  void Truncate(Broker* b, Replica& r, const TopicPartition& tp, size_t keep_batches);
+  void RebuildProducerState(Replica& r);
+  void UpdateHighWatermark(Broker* leader, const TopicPartition& tp, Replica& r);
+  void CheckIsrShrink(Broker* leader, const TopicPartition& tp, Replica& r);
+  void ElectLeader(const TopicPartition& tp, PartitionState& p);
+  void Publish();
+  void ApplyView(Broker* b, const std::shared_ptr<const MetadataView>& view);
+  std::vector<BrokerId> LiveBrokers() const;
+
+  sim::Scheduler& sched_;
+  net::Network& network_;
+  ClusterConfig config_;
+  History* history_;
+  sim::Prng prng_;
+  std::vector<std::unique_ptr<Broker>> brokers_;
+  absl::btree_map<TopicPartition, PartitionState> partitions_;
+  uint64_t metadata_version_ = 0;
+  int64_t next_producer_id_;
+};
+
+}  // namespace kafka
+
+#endif  // PRODSIM_SIM_KAFKA_CLUSTER_H_

@@ -1,0 +1,366 @@
+// Tests of the cluster model through the network, as a client sees it.
+#include "sim/kafka/cluster.h"
+
+#include <memory>
+
+#include "gtest/gtest.h"
+#include "sim/kafka/raw_client.h"
+
+namespace kafka {
+namespace {
+
+using sim::Duration;
+using sim::Task;
+using sim::Time;
+
+const TopicPartition kT0{"t", PartitionId(0)};
+
+// A scheduler, network, 3-broker cluster and one client node.
+struct World {
+  explicit World(ClusterConfig config = DefaultConfig(), bool record = false)
+      : sched(Options(record)),
+        network(sched, sched.prng().Fork("net")),
+        client_node(network.AddNode("client")),
+        cluster(sched, network, std::move(config), &history),
+        client(sched, network, client_node) {}
+
+  static sim::SchedulerOptions Options(bool record) {
+    sim::SchedulerOptions o;
+    o.record_trace = record;
+    o.time_limit = Time() + Duration::Seconds(600);
+    return o;
+  }
+  static ClusterConfig DefaultConfig() {
+    ClusterConfig c;
+    c.brokers = 3;
+    c.topics = {TopicConfig{"t", 3, 3}};
+    c.min_insync_replicas = 2;
+    return c;
+  }
+  net::NodeId Node(BrokerId b) { return cluster.broker(b).node(); }
+  // Runs `body` as the one non-daemon task, to completion.
+  sim::RunResult Run(Task<void> body) {
+    sched.Go("test", std::move(body));
+    return sched.Run();
+  }
+
+  sim::Scheduler sched;
+  net::Network network;
+  net::NodeId client_node;
+  History history;
+  Cluster cluster;
+  RawClient client;
+};
+
+std::shared_ptr<ProduceRequest> Produce(World* w, const TopicPartition& tp, int64_t pid,
+                                        int16_t epoch, int32_t seq, int n, int16_t acks = -1,
+                                        uint64_t first_id = 1) {
+  auto req = NewRequest<ProduceRequest>(w->client.NextCorrelationId());
+  req->acks = acks;
+  req->timeout = Duration::Seconds(1);
+  RecordBatch& b = req->batches[tp];
+  b.producer_id = ProducerId(pid);
+  b.producer_epoch = Epoch(epoch);
+  b.base_sequence = Sequence(seq);
+  for (int i = 0; i < n; ++i) {
+    b.records.push_back(Record{"k", 10, w->sched.now(), first_id + static_cast<uint64_t>(i)});
+  }
+  return req;
+}
+
+// The outcome of one produce call: the partition response, or a status.
+struct Outcome {
+  absl::Status status;
+  ProducePartitionResponse part;
+};
+
+Task<Outcome> CallProduce(World* w, BrokerId to, std::shared_ptr<ProduceRequest> req,
+                          Duration timeout = Duration::Seconds(5)) {
+  const TopicPartition tp = req->batches.begin()->first;
+  absl::StatusOr<net::PayloadPtr> r = co_await w->client.Call(w->Node(to), req, timeout);
+  if (!r.ok()) co_return Outcome{r.status(), {}};
+  const auto* resp = dynamic_cast<const ProduceResponse*>(r->get());
+  co_return Outcome{absl::OkStatus(), resp->partitions.at(tp)};
+}
+
+std::vector<uint64_t> LogIds(const Broker& b, const TopicPartition& tp) {
+  std::vector<uint64_t> ids;
+  for (const StoredBatch& sb : b.replica(tp)->log) {
+    for (const Record& r : sb.batch.records) ids.push_back(r.record_id);
+  }
+  return ids;
+}
+
+Task<void> RoundTrip(World* w, std::string* report) {
+  auto md = NewRequest<MetadataRequest>(w->client.NextCorrelationId());
+  md->api = ApiKey::kMetadata;
+  absl::StatusOr<net::PayloadPtr> r =
+      co_await w->client.Call(w->Node(BrokerId(1)), md, Duration::Seconds(1));
+  EXPECT_TRUE(r.ok());
+  const auto* meta = dynamic_cast<const MetadataResponse*>(r->get());
+  EXPECT_EQ(meta->brokers.size(), 3u);
+  const BrokerId leader = meta->topics.at(0).partitions.at(0).leader;
+  auto init = NewRequest<InitProducerIdRequest>(w->client.NextCorrelationId());
+  init->api = ApiKey::kInitProducerId;
+  r = co_await w->client.Call(w->Node(BrokerId(1)), init, Duration::Seconds(1));
+  const auto* pid = dynamic_cast<const InitProducerIdResponse*>(r->get());
+  EXPECT_EQ(pid->error, ErrorCode::NONE);
+  Outcome o = co_await CallProduce(w, leader, Produce(w, kT0, pid->producer_id.value, 0, 0, 3));
+  EXPECT_TRUE(o.status.ok()) << o.status;
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+  EXPECT_EQ(o.part.base_offset, Offset(0));
+  *report = absl::StrCat("leader ", leader.value, " acked at ", w->sched.now().ToString());
+}
+
+// One produce round trip, acks=all, through the network to a 3-broker
+// cluster and back: metadata, a producer id, an append replicated to both
+// followers before the acknowledgement. Prints the trace (the demo).
+TEST(ClusterTest, ProduceRoundTripThroughTheNetwork) {
+  World w(World::DefaultConfig(), /*record=*/true);
+  std::string report;
+  const sim::RunResult r = w.Run(RoundTrip(&w, &report));
+  ASSERT_EQ(r.outcome, sim::Outcome::kAllDone) << r.detail;
+  int leader_appends = 0, follower_appends = 0;
+  for (const AppendEvent& e : w.history.appends) (e.leader ? leader_appends : follower_appends)++;
+  EXPECT_EQ(leader_appends, 1);
+  EXPECT_EQ(follower_appends, 2);
+  std::printf("%s\n--- trace ---\n%s", report.c_str(), w.sched.RenderTrace().c_str());
+}
+
+Task<void> ProduceToFollower(World* w) {
+  Outcome o = co_await CallProduce(w, BrokerId(1), Produce(w, kT0, 1000, 0, 0, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::NOT_LEADER_OR_FOLLOWER);
+  EXPECT_EQ(o.part.base_offset, Offset::kNone);
+}
+
+// A produce to a follower is refused with NOT_LEADER_OR_FOLLOWER.
+TEST(ClusterTest, FollowerRefusesProduce) {
+  World w;
+  EXPECT_EQ(w.Run(ProduceToFollower(&w)).outcome, sim::Outcome::kAllDone);
+  EXPECT_TRUE(w.history.appends.empty());
+}
+
+Task<void> CrashBeforeReplication(World* w) {
+  // Followers stall, so the batch cannot be committed; the leader crashes.
+  w->cluster.PauseFetching(BrokerId(1), Time() + Duration::Seconds(1));
+  w->cluster.PauseFetching(BrokerId(2), Time() + Duration::Seconds(1));
+  w->sched.After(Duration::Millis(50), [w] { w->cluster.CrashBroker(BrokerId(0)); });
+  Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 2, -1, 1));
+  EXPECT_FALSE(o.status.ok());  // connection reset: never acknowledged
+  co_await w->sched.Sleep(Duration::Seconds(2));
+  const BrokerId leader = w->cluster.partition(kT0)->leader;
+  EXPECT_NE(leader, BrokerId(0));
+  EXPECT_TRUE(LogIds(w->cluster.broker(leader), kT0).empty());
+  // The producer retries the same batch on the new leader: accepted (the
+  // new leader has no state for this producer, and 2.6 accepts any seq).
+  o = co_await CallProduce(w, leader, Produce(w, kT0, 1000, 0, 0, 2, -1, 1));
+  EXPECT_TRUE(o.status.ok());
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+  EXPECT_EQ(o.part.base_offset, Offset(0));
+  // The old leader comes back and truncates its uncommitted copy, then
+  // replicates the new leader's batch.
+  w->cluster.RestartBroker(BrokerId(0));
+  co_await w->sched.Sleep(Duration::Seconds(1));
+  EXPECT_EQ(LogIds(w->cluster.broker(BrokerId(0)), kT0), (std::vector<uint64_t>{1, 2}));
+}
+
+// An acks=all batch on a leader that crashes before replication is never
+// acknowledged and is gone from the new leader's log; the retried batch is
+// accepted by the new leader; the old leader truncates on its return.
+TEST(ClusterTest, AcksAllBatchLostWithCrashedLeaderThenRetried) {
+  World w;
+  const sim::RunResult r = w.Run(CrashBeforeReplication(&w));
+  EXPECT_EQ(r.outcome, sim::Outcome::kAllDone) << r.detail;
+  ASSERT_FALSE(w.history.truncations.empty());
+  EXPECT_EQ(w.history.truncations.front().broker, BrokerId(0));
+  EXPECT_EQ(w.history.truncations.front().new_end, Offset(0));
+}
+
+Task<void> DuplicateAfterFailover(World* w) {
+  // Batch seq 0-2 is committed on all replicas, but its response is lost.
+  w->cluster.DropResponses(BrokerId(0), 1);
+  Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 3, -1, 1),
+                                   Duration::Millis(500));
+  EXPECT_FALSE(o.status.ok());
+  EXPECT_TRUE(absl::IsDeadlineExceeded(o.status)) << o.status;
+  EXPECT_TRUE(w->cluster.MoveLeader(kT0, BrokerId(1)).ok());
+  co_await w->sched.Sleep(Duration::Millis(100));
+  // The retry on the new leader is recognised from the replicated producer
+  // state: NONE with the original offset, and nothing written twice.
+  o = co_await CallProduce(w, BrokerId(1), Produce(w, kT0, 1000, 0, 0, 3, -1, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+  EXPECT_EQ(o.part.base_offset, Offset(0));
+  EXPECT_EQ(LogIds(w->cluster.broker(BrokerId(1)), kT0), (std::vector<uint64_t>{1, 2, 3}));
+  // The next batch continues the sequence.
+  o = co_await CallProduce(w, BrokerId(1), Produce(w, kT0, 1000, 0, 3, 1, -1, 4));
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+  EXPECT_EQ(o.part.base_offset, Offset(3));
+}
+
+// A duplicate retried after a failover is still recognised by the new
+// leader, which built the producer state by replication.
+TEST(ClusterTest, DuplicateRecognisedAfterFailover) {
+  World w;
+  EXPECT_EQ(w.Run(DuplicateAfterFailover(&w)).outcome, sim::Outcome::kAllDone);
+  ASSERT_FALSE(w.history.responses.empty());
+  EXPECT_TRUE(w.history.responses.front().dropped);
+}
+
+Task<void> TimeoutThenCommitted(World* w) {
+  w->cluster.PauseFetching(BrokerId(1), Time() + Duration::Seconds(3));
+  w->cluster.PauseFetching(BrokerId(2), Time() + Duration::Seconds(3));
+  Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::REQUEST_TIMED_OUT);
+  EXPECT_EQ(LogIds(w->cluster.broker(BrokerId(0)), kT0), (std::vector<uint64_t>{1}));
+  co_await w->sched.Sleep(Duration::Seconds(3));
+  // Written although the client was told it failed.
+  EXPECT_EQ(w->cluster.broker(BrokerId(0)).replica(kT0)->high_watermark, Offset(1));
+}
+
+// acks=all not satisfied within the request timeout answers
+// REQUEST_TIMED_OUT, and the batch stays in the log and is committed later.
+TEST(ClusterTest, RequestTimedOutButWritten) {
+  World w;
+  EXPECT_EQ(w.Run(TimeoutThenCommitted(&w)).outcome, sim::Outcome::kAllDone);
+  w.cluster.SnapshotLogs();
+  ASSERT_EQ(w.history.final_logs.at(kT0).size(), 1u);
+}
+
+Task<void> NotEnoughReplicas(World* w) {
+  const Time until = Time() + Duration::Seconds(10);
+  EXPECT_TRUE(w->cluster.ShrinkIsr(kT0, BrokerId(1), until).ok());
+  EXPECT_TRUE(w->cluster.ShrinkIsr(kT0, BrokerId(2), until).ok());
+  EXPECT_FALSE(w->cluster.ShrinkIsr(kT0, BrokerId(0), until).ok());  // the leader
+  co_await w->sched.Sleep(Duration::Millis(100));
+  Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::NOT_ENOUGH_REPLICAS);
+  o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 1, /*acks=*/1));
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+}
+
+// With the ISR below min.insync.replicas, acks=all is refused before any
+// write (NOT_ENOUGH_REPLICAS), while acks=1 still succeeds.
+TEST(ClusterTest, NotEnoughReplicasBeforeAppend) {
+  World w;
+  EXPECT_EQ(w.Run(NotEnoughReplicas(&w)).outcome, sim::Outcome::kAllDone);
+  int leader_appends = 0;
+  for (const AppendEvent& e : w.history.appends) leader_appends += e.leader ? 1 : 0;
+  EXPECT_EQ(leader_appends, 1);
+}
+
+Task<void> StaleLeader(World* w) {
+  EXPECT_TRUE(w->cluster.MoveLeader(kT0, BrokerId(2)).ok());
+  // Before broker 2 learns that it leads, it refuses; afterwards it accepts.
+  Outcome o = co_await CallProduce(w, BrokerId(2), Produce(w, kT0, 1000, 0, 0, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::NOT_LEADER_OR_FOLLOWER);
+  co_await w->sched.Sleep(Duration::Seconds(2));
+  o = co_await CallProduce(w, BrokerId(2), Produce(w, kT0, 1000, 0, 0, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+}
+
+// Metadata reaches brokers after a delay, so a client sent to the new
+// leader too early gets NOT_LEADER_OR_FOLLOWER.
+TEST(ClusterTest, StaleMetadataAnswersNotLeader) {
+  ClusterConfig c = World::DefaultConfig();
+  c.metadata_delay_max = Duration::Seconds(1);
+  World w(c);
+  // Pick a seed whose draw for broker 2 is later than one round trip.
+  EXPECT_EQ(w.Run(StaleLeader(&w)).outcome, sim::Outcome::kAllDone);
+}
+
+Task<void> Injected(World* w) {
+  w->cluster.InjectError(BrokerId(0), ApiKey::kProduce, kT0, ErrorCode::NOT_LEADER_OR_FOLLOWER, 2);
+  for (int i = 0; i < 2; ++i) {
+    Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 1));
+    EXPECT_EQ(o.part.error, ErrorCode::NOT_LEADER_OR_FOLLOWER);
+  }
+  Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+}
+
+// An injected error answers the next N requests unprocessed, then stops.
+TEST(ClusterTest, InjectedErrorForNextRequests) {
+  World w;
+  EXPECT_EQ(w.Run(Injected(&w)).outcome, sim::Outcome::kAllDone);
+}
+
+Task<void> Sequences(World* w) {
+  Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 2));
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+  o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 5, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER);
+  o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 1, 3, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER);  // new epoch needs seq 0
+  o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 1, 0, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+  o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 2, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::INVALID_PRODUCER_EPOCH);
+}
+
+// The leader applies the producer-state rules: a gap, a higher epoch not at
+// sequence 0, and a fenced (lower) epoch are refused.
+TEST(ClusterTest, LeaderEnforcesSequenceAndEpochRules) {
+  World w;
+  EXPECT_EQ(w.Run(Sequences(&w)).outcome, sim::Outcome::kAllDone);
+}
+
+Task<void> RestartRebuilds(World* w) {
+  Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 2, -1, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+  o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 2, 2, -1, 3));
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+  w->cluster.CrashBroker(BrokerId(1));
+  w->cluster.CrashBroker(BrokerId(2));
+  w->cluster.CrashBroker(BrokerId(0));
+  co_await w->sched.Sleep(Duration::Millis(100));
+  w->cluster.RestartBroker(BrokerId(0));
+  w->cluster.RestartBroker(BrokerId(1));
+  w->cluster.RestartBroker(BrokerId(2));
+  co_await w->sched.Sleep(Duration::Seconds(1));
+  const BrokerId leader = w->cluster.partition(kT0)->leader;
+  EXPECT_EQ(leader, BrokerId(0));
+  // Producer state was rebuilt from the log: the last batch is a duplicate.
+  o = co_await CallProduce(w, leader, Produce(w, kT0, 1000, 0, 2, 2, -1, 3));
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+  EXPECT_EQ(o.part.base_offset, Offset(2));
+  EXPECT_EQ(LogIds(w->cluster.broker(leader), kT0).size(), 4u);
+}
+
+// After a crash and restart, a broker rebuilds producer state from its log,
+// so a duplicate sent after the restart is still recognised.
+TEST(ClusterTest, RestartRebuildsProducerStateFromLog) {
+  World w;
+  const sim::RunResult r = w.Run(RestartRebuilds(&w));
+  EXPECT_EQ(r.outcome, sim::Outcome::kAllDone) << r.detail;
+}
+
+Task<void> IsrShrinkAndExpand(World* w) {
+  ClusterConfig c = w->cluster.config();
+  w->cluster.PauseFetching(BrokerId(2), Time() + Duration::Seconds(5));
+  co_await w->sched.Sleep(Duration::Seconds(3));
+  EXPECT_EQ(w->cluster.partition(kT0)->isr.size(), 2u);  // broker 2 fell out
+  co_await w->sched.Sleep(Duration::Seconds(3));
+  EXPECT_EQ(w->cluster.partition(kT0)->isr.size(), 3u);  // and came back
+}
+
+// A follower that stops fetching for longer than replica.lag.time.max leaves
+// the ISR, and rejoins once it has caught up.
+TEST(ClusterTest, IsrShrinksOnLagAndExpandsOnCatchUp) {
+  ClusterConfig c = World::DefaultConfig();
+  c.replica_lag_time_max = Duration::Seconds(2);
+  World w(c);
+  EXPECT_EQ(w.Run(IsrShrinkAndExpand(&w)).outcome, sim::Outcome::kAllDone);
+}
+
+// The same run twice gives the same trace digest.
+TEST(ClusterTest, Deterministic) {
+  uint64_t digests[2];
+  for (uint64_t& d : digests) {
+    World w;
+    d = w.Run(CrashBeforeReplication(&w)).digest;
+  }
+  EXPECT_EQ(digests[0], digests[1]);
+}
+
+}  // namespace
+}  // namespace kafka

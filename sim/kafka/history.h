@@ -1,0 +1,80 @@
+// The recorded history of a run, for the property checks.
+//
+// The cluster appends to it as things happen: every batch appended to a
+// partition log (by a leader, or copied by a follower), every truncation,
+// every produce response sent (or dropped), every fault applied and healed.
+// At the end, the final committed log of every partition is snapshotted.
+// Checks read only this (DESIGN.md: no back references to live objects).
+#ifndef PRODSIM_SIM_KAFKA_HISTORY_H_
+#define PRODSIM_SIM_KAFKA_HISTORY_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/btree_map.h"
+#include "sim/core/time.h"
+#include "sim/kafka/protocol.h"
+#include "sim/kafka/types.h"
+
+namespace kafka {
+
+struct AppendEvent {
+  sim::Time at;
+  BrokerId broker;
+  bool leader = true;  // false: a follower's copy
+  TopicPartition tp;
+  Offset base_offset;
+  ProducerId producer_id;
+  Epoch epoch;
+  Sequence first_seq;
+  Sequence last_seq;
+  std::vector<uint64_t> record_ids;
+};
+
+struct TruncateEvent {
+  sim::Time at;
+  BrokerId broker;
+  TopicPartition tp;
+  Offset new_end;  // the first offset removed
+};
+
+struct ResponseEvent {
+  sim::Time at;
+  BrokerId broker;
+  ApiKey api = ApiKey::kProduce;
+  int32_t correlation_id = 0;
+  TopicPartition tp;  // Produce only
+  ErrorCode error = ErrorCode::NONE;
+  Offset base_offset;
+  bool dropped = false;  // processed, but the response was never sent
+};
+
+struct FaultEvent {
+  sim::Time at;
+  std::string description;
+  bool healed = false;
+};
+
+// One batch of a final partition log.
+struct LogEntry {
+  Offset base_offset;
+  ProducerId producer_id;
+  Epoch epoch;
+  Sequence first_seq;
+  std::vector<uint64_t> record_ids;
+};
+
+struct History {
+  std::vector<AppendEvent> appends;
+  std::vector<TruncateEvent> truncations;
+  std::vector<ResponseEvent> responses;
+  std::vector<FaultEvent> faults;
+  // Final committed log per partition (up to the leader's high watermark),
+  // filled by Cluster::SnapshotLogs at the end of a run.
+  absl::btree_map<TopicPartition, std::vector<LogEntry>> final_logs;
+};
+
+}  // namespace kafka
+
+#endif  // PRODSIM_SIM_KAFKA_HISTORY_H_

@@ -1,0 +1,132 @@
+// Kafka's protocol messages as C++ structs (no wire format).
+//
+// Only the fields the producer/broker interaction needs, with Kafka's names:
+// Metadata (v1+), InitProducerId (no transactional id), Produce (v3+: exactly
+// one record batch per partition, carrying producer id, epoch and base
+// sequence) and their responses. A Record also carries `record_id`, a
+// harness annotation (not a Kafka field) that names the application message
+// so that the checks can follow it from Input to the partition log.
+#ifndef PRODSIM_SIM_KAFKA_PROTOCOL_H_
+#define PRODSIM_SIM_KAFKA_PROTOCOL_H_
+
+#include <compare>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/btree_map.h"
+#include "sim/core/time.h"
+#include "sim/kafka/types.h"
+#include "sim/net/network.h"
+
+namespace kafka {
+
+struct TopicPartition {
+  std::string topic;
+  PartitionId partition;
+  auto operator<=>(const TopicPartition&) const = default;
+  std::string ToString() const;
+};
+
+struct Record {
+  std::string key;
+  int32_t value_bytes = 0;
+  sim::Time timestamp;
+  uint64_t record_id = 0;  // harness annotation: the application message
+};
+
+struct RecordBatch {
+  ProducerId producer_id = ProducerId::kNone;
+  Epoch producer_epoch = Epoch::kNone;
+  Sequence base_sequence = Sequence::kNone;
+  std::vector<Record> records;
+
+  int32_t record_count() const { return static_cast<int32_t>(records.size()); }
+  bool idempotent() const { return !producer_id.IsNone(); }
+  Sequence last_sequence() const { return LastSequence(base_sequence, record_count()); }
+};
+
+enum class ApiKey : int16_t { kProduce = 0, kMetadata = 3, kInitProducerId = 22 };
+std::string_view ApiKeyName(ApiKey k);
+
+// Common header of requests and responses.
+struct Message : net::Payload {
+  ApiKey api = ApiKey::kProduce;
+  int32_t correlation_id = 0;
+  bool is_response = false;
+};
+
+struct MetadataRequest final : Message {
+  std::vector<std::string> topics;  // empty: all topics
+  std::string Describe() const override;
+};
+
+struct BrokerMetadata {
+  BrokerId id;
+  net::NodeId node = 0;
+};
+
+struct PartitionMetadata {
+  ErrorCode error = ErrorCode::NONE;
+  PartitionId partition;
+  BrokerId leader = BrokerId::kNone;
+  int32_t leader_epoch = 0;
+  std::vector<BrokerId> replicas;
+  std::vector<BrokerId> isr;
+};
+
+struct TopicMetadata {
+  ErrorCode error = ErrorCode::NONE;
+  std::string name;
+  std::vector<PartitionMetadata> partitions;
+};
+
+struct MetadataResponse final : Message {
+  std::vector<BrokerMetadata> brokers;
+  BrokerId controller = BrokerId::kNone;
+  std::vector<TopicMetadata> topics;
+  std::string Describe() const override;
+};
+
+struct InitProducerIdRequest final : Message {
+  sim::Duration transaction_timeout = sim::Duration::Seconds(60);
+  std::string Describe() const override;
+};
+
+struct InitProducerIdResponse final : Message {
+  ErrorCode error = ErrorCode::NONE;
+  ProducerId producer_id = ProducerId::kNone;
+  Epoch producer_epoch = Epoch::kNone;
+  std::string Describe() const override;
+};
+
+struct ProduceRequest final : Message {
+  int16_t acks = -1;
+  sim::Duration timeout = sim::Duration::Seconds(10);
+  absl::btree_map<TopicPartition, RecordBatch> batches;  // one per partition
+  std::string Describe() const override;
+};
+
+struct ProducePartitionResponse {
+  ErrorCode error = ErrorCode::NONE;
+  Offset base_offset = Offset::kNone;
+  int64_t log_append_time_ms = -1;
+  Offset log_start_offset = Offset::kNone;
+};
+
+struct ProduceResponse final : Message {
+  absl::btree_map<TopicPartition, ProducePartitionResponse> partitions;
+  std::string Describe() const override;
+};
+
+template <typename T>
+std::shared_ptr<T> NewRequest(int32_t correlation_id) {
+  auto m = std::make_shared<T>();
+  m->correlation_id = correlation_id;
+  return m;
+}
+
+}  // namespace kafka
+
+#endif  // PRODSIM_SIM_KAFKA_PROTOCOL_H_
