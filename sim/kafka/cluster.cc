@@ -168,6 +168,11 @@ void Cluster::ApplyView(Broker* b, const std::shared_ptr<const MetadataView>& vi
     }
   }
   b->view_ = *view;
+  // A smaller ISR can let the high watermark advance at once (Kafka's
+  // Partition.maybeIncrementLeaderHW on an ISR change).
+  for (auto& [tp, r] : b->replicas_) {
+    if (b->Leads(tp)) UpdateHighWatermark(b, tp, *r);
+  }
   sched_.trace().Note(sched_.now(), sched_.current_id(), 0x6d657461 /*meta*/,
                       static_cast<uint64_t>(b->id_.value) << 32 | view->version, [&] {
                         return absl::StrCat("broker-", b->id_.value, " metadata v",

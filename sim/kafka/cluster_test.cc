@@ -352,6 +352,68 @@ TEST(ClusterTest, IsrShrinksOnLagAndExpandsOnCatchUp) {
   EXPECT_EQ(w.Run(IsrShrinkAndExpand(&w)).outcome, sim::Outcome::kAllDone);
 }
 
+Task<void> AcksZero(World* w) {
+  absl::Status st = co_await w->client.Send(w->Node(BrokerId(0)),
+                                            Produce(w, kT0, -1, -1, -1, 2, /*acks=*/0));
+  EXPECT_TRUE(st.ok());
+  // No response ever comes: a call with acks=0 times out.
+  Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, -1, -1, -1, 1, 0),
+                                   Duration::Millis(200));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(o.status)) << o.status;
+  EXPECT_EQ(LogIds(w->cluster.broker(BrokerId(0)), kT0).size(), 3u);
+}
+
+// acks=0: the broker appends (a non-idempotent batch) and sends nothing.
+TEST(ClusterTest, AcksZeroAppendsWithoutResponse) {
+  World w;
+  EXPECT_EQ(w.Run(AcksZero(&w)).outcome, sim::Outcome::kAllDone);
+}
+
+Task<void> IsrShrinksWhileWaiting(World* w) {
+  // Followers stall; while the acks=all request waits, the ISR shrinks to
+  // the leader alone, so the high watermark passes the batch with too few
+  // replicas: written, but NOT_ENOUGH_REPLICAS_AFTER_APPEND.
+  const Time until = Time() + Duration::Seconds(5);
+  w->cluster.PauseFetching(BrokerId(1), until);
+  w->cluster.PauseFetching(BrokerId(2), until);
+  w->sched.After(Duration::Millis(100), [w, until] {
+    EXPECT_TRUE(w->cluster.ShrinkIsr(kT0, BrokerId(1), until).ok());
+    EXPECT_TRUE(w->cluster.ShrinkIsr(kT0, BrokerId(2), until).ok());
+  });
+  Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND);
+  EXPECT_EQ(LogIds(w->cluster.broker(BrokerId(0)), kT0).size(), 1u);
+}
+
+// An ISR that shrinks below min.insync.replicas while acks=all waits gives
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND, with the batch left in the log.
+TEST(ClusterTest, NotEnoughReplicasAfterAppend) {
+  World w;
+  EXPECT_EQ(w.Run(IsrShrinksWhileWaiting(&w)).outcome, sim::Outcome::kAllDone);
+}
+
+Task<void> OldVersionDuplicates(World* w) {
+  for (int32_t seq = 0; seq < 4; seq += 2) {
+    Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, seq, 2));
+    EXPECT_EQ(o.part.error, ErrorCode::NONE);
+  }
+  // Kafka 0.11 keeps one batch: a resend of the last is a duplicate, a
+  // resend of the one before is out of order.
+  Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 2, 2));
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+  EXPECT_EQ(o.part.base_offset, Offset(2));
+  o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 2));
+  EXPECT_EQ(o.part.error, ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER);
+}
+
+// The cluster's kafka version selects the producer-state rules (0.11 here).
+TEST(ClusterTest, KafkaVersionSelectsRules) {
+  ClusterConfig c = World::DefaultConfig();
+  c.version = KafkaVersion::k0_11;
+  World w(c);
+  EXPECT_EQ(w.Run(OldVersionDuplicates(&w)).outcome, sim::Outcome::kAllDone);
+}
+
 // The same run twice gives the same trace digest.
 TEST(ClusterTest, Deterministic) {
   uint64_t digests[2];

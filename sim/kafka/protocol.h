@@ -44,7 +44,12 @@ struct RecordBatch {
 
   int32_t record_count() const { return static_cast<int32_t>(records.size()); }
   bool idempotent() const { return !producer_id.IsNone(); }
-  Sequence last_sequence() const { return LastSequence(base_sequence, record_count()); }
+  // The last record's sequence; kNone for a batch without sequences (a
+  // non-idempotent producer's, base sequence -1).
+  Sequence last_sequence() const {
+    if (base_sequence.value < 0 || records.empty()) return Sequence::kNone;
+    return LastSequence(base_sequence, record_count());
+  }
 };
 
 enum class ApiKey : int16_t { kProduce = 0, kMetadata = 3, kInitProducerId = 22 };
