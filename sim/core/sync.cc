@@ -32,6 +32,41 @@ bool Mutex::TryLock() {
   return true;
 }
 
+void RWMutex::RUnlock() {
+  if (readers_ <= 0) {
+    sched_->Panic(absl::StrCat("sync: RUnlock of unlocked RWMutex '", name_, "'"));
+    return;
+  }
+  // The last reader out hands the lock to a waiting writer (Go's readerWait).
+  if (--readers_ == 0) HandOver(/*readers_first=*/false);
+}
+
+void RWMutex::Unlock() {
+  if (!writer_) {
+    sched_->Panic(absl::StrCat("sync: Unlock of unlocked RWMutex '", name_, "'"));
+    return;
+  }
+  writer_ = false;
+  // A writer's Unlock releases every reader that queued behind it first.
+  HandOver(/*readers_first=*/true);
+}
+
+void RWMutex::HandOver(bool readers_first) {
+  PRODSIM_ASSERT(!writer_);
+  PRODSIM_ASSERT(readers_ == 0);
+  if (!waiting_readers_.empty() && (readers_first || waiting_writers_.empty())) {
+    while (!waiting_readers_.empty()) {
+      ++readers_;
+      sched_->Ready(waiting_readers_.Pop());
+    }
+    return;
+  }
+  if (!waiting_writers_.empty()) {
+    writer_ = true;
+    sched_->Ready(waiting_writers_.Pop());
+  }
+}
+
 class Cond::ParkAwaiter final : public Blocker {
  public:
   explicit ParkAwaiter(Cond* c) : c_(c) {}

@@ -121,6 +121,63 @@ class Mutex::LockAwaiter final : public OpAwaiter<LockAwaiter> {
 
 inline Mutex::LockAwaiter Mutex::Lock() { return LockAwaiter(this); }
 
+// Go's sync.RWMutex: many readers or one writer. As in Go, a writer that
+// is waiting blocks new readers, so a stream of readers cannot starve it.
+// Unlock hands over to all waiting readers if any, else to the next writer;
+// the last RUnlock hands over to a waiting writer.
+class RWMutex {
+ public:
+  RWMutex(Scheduler& s, std::string name) : sched_(&s), name_(std::move(name)) {}
+  class LockAwaiter;
+  LockAwaiter RLock();
+  LockAwaiter Lock();
+  void RUnlock();  // panics if not read-locked
+  void Unlock();   // panics if not write-locked
+  int readers() const { return readers_; }
+  bool writer() const { return writer_; }
+
+ private:
+  void HandOver(bool readers_first);
+  Scheduler* sched_;
+  std::string name_;
+  int readers_ = 0;
+  bool writer_ = false;
+  internal::TaskQueue waiting_readers_;
+  internal::TaskQueue waiting_writers_;
+};
+
+class RWMutex::LockAwaiter final : public OpAwaiter<LockAwaiter> {
+ public:
+  LockAwaiter(RWMutex* mu, bool write) : mu_(mu), write_(write) {}
+  Scheduler& sched() { return *mu_->sched_; }
+  internal::OpResult TryNow() {
+    if (write_) {
+      if (mu_->writer_ || mu_->readers_ > 0) return internal::OpResult::kWouldBlock;
+      mu_->writer_ = true;
+      return internal::OpResult::kDone;
+    }
+    if (mu_->writer_ || !mu_->waiting_writers_.empty()) return internal::OpResult::kWouldBlock;
+    ++mu_->readers_;
+    return internal::OpResult::kDone;
+  }
+  void Park(std::coroutine_handle<> h) {
+    (write_ ? mu_->waiting_writers_ : mu_->waiting_readers_).Push(sched().current());
+    sched().Block(h, this);
+  }
+  // The lock was handed over (counted for us) when we were woken.
+  void await_resume() const {}
+  std::string Describe() const override {
+    return absl::StrCat(write_ ? "RWMutex.Lock" : "RWMutex.RLock", " on '", mu_->name_, "'");
+  }
+
+ private:
+  RWMutex* mu_;
+  bool write_;
+};
+
+inline RWMutex::LockAwaiter RWMutex::RLock() { return LockAwaiter(this, false); }
+inline RWMutex::LockAwaiter RWMutex::Lock() { return LockAwaiter(this, true); }
+
 class Cond {
  public:
   Cond(Mutex& mu, std::string name) : mu_(&mu), name_(std::move(name)) {}

@@ -771,3 +771,64 @@ TEST(SyncTest, DifferentSeedsUsuallyGiveDifferentDigests) {
 
 }  // namespace
 }  // namespace sim
+
+namespace sim {
+namespace {
+
+Task<void> Reader(Scheduler* s, RWMutex* mu, int* inside, int* max_inside, std::vector<std::string>* log,
+                  std::string name) {
+  co_await mu->RLock();
+  ++*inside;
+  *max_inside = std::max(*max_inside, *inside);
+  log->push_back(name + "+");
+  co_await s->Sleep(Duration::Millis(10));
+  --*inside;
+  log->push_back(name + "-");
+  mu->RUnlock();
+}
+
+Task<void> Writer(Scheduler* s, RWMutex* mu, int* inside, std::vector<std::string>* log,
+                  Duration delay) {
+  co_await s->Sleep(delay);
+  co_await mu->Lock();
+  EXPECT_EQ(*inside, 0);
+  log->push_back("W+");
+  co_await s->Sleep(Duration::Millis(10));
+  log->push_back("W-");
+  mu->Unlock();
+}
+
+// RWMutex: readers share the lock; a waiting writer blocks later readers,
+// so the writer runs between the first readers and the late one (Go's rule).
+TEST(RWMutexTest, ReadersShareAndWaitingWriterBlocksNewReaders) {
+  Scheduler s({});
+  RWMutex mu(s, "mu");
+  int inside = 0, max_inside = 0;
+  std::vector<std::string> log;
+  s.Go("r1", Reader(&s, &mu, &inside, &max_inside, &log, "r1"));
+  s.Go("r2", Reader(&s, &mu, &inside, &max_inside, &log, "r2"));
+  s.Go("w", Writer(&s, &mu, &inside, &log, Duration::Millis(1)));
+  s.Go("r3", [](Scheduler* sp, RWMutex* m, int* in, int* mx, std::vector<std::string>* l) -> Task<void> {
+    co_await sp->Sleep(Duration::Millis(2));
+    co_await Reader(sp, m, in, mx, l, "r3");
+  }(&s, &mu, &inside, &max_inside, &log));
+  EXPECT_EQ(s.Run().outcome, Outcome::kAllDone);
+  EXPECT_EQ(max_inside, 2);
+  EXPECT_EQ(log, (std::vector<std::string>{"r1+", "r2+", "r1-", "r2-", "W+", "W-", "r3+", "r3-"}));
+}
+
+Task<void> BadRUnlock(RWMutex* mu) {
+  mu->RUnlock();
+  co_return;
+}
+
+// RUnlock without a read lock crashes the modelled program.
+TEST(RWMutexTest, RUnlockOfUnlockedCrashes) {
+  Scheduler s({});
+  RWMutex mu(s, "mu");
+  s.Go("bad", BadRUnlock(&mu));
+  EXPECT_EQ(s.Run().outcome, Outcome::kProgramCrash);
+}
+
+}  // namespace
+}  // namespace sim
