@@ -154,6 +154,8 @@ bool Scheduler::SyncPointSlow() {
   // Over budget: force a return to the loop even under FIFO, so that a task
   // spinning on non-blocking operations cannot hang the run.
   if (steps_ > options_.step_limit) return true;
+  if (options_.policy != Policy::kFifo) ++slice_ops_;
+  if (slice_ops_ > options_.time_slice_ops && !runq_.empty()) return true;
   switch (options_.policy) {
     case Policy::kFifo:
       return false;
@@ -223,6 +225,7 @@ Goroutine* Scheduler::PickNext() {
     }
   }
   Goroutine* g = index == 0 ? runq_.PopFront() : runq_.Take(index);
+  slice_ops_ = 0;
   if (n > 1 && options_.policy != Policy::kFifo) {
     trace_.Emit(now_, EventKind::kSchedule, 0, g->id, n);
   }

@@ -46,6 +46,11 @@ struct SchedulerOptions {
   // steps k over which the d-1 priority change points are spread.
   uint32_t pct_depth = 3;
   uint64_t pct_steps = 20000;
+  // Go preempts a goroutine that runs too long without blocking (a spin on
+  // a select whose closed-channel case is always ready, say). Every policy
+  // switches a task out after this many synchronization points in a row
+  // without blocking, which keeps a spinning task from starving the rest.
+  uint32_t time_slice_ops = 1000;
   // Bounds: reaching either ends the run with a verdict.
   uint64_t step_limit = 50000000;
   Time time_limit = Time::FromNanos(3600LL * 1000000000LL);
@@ -196,7 +201,8 @@ class Scheduler {
   // policy switches the current task out here (the caller then yields).
   bool SyncPoint() {
     ++steps_;
-    if (options_.policy == Policy::kFifo && steps_ <= options_.step_limit) [[likely]] {
+    if (options_.policy == Policy::kFifo && steps_ <= options_.step_limit &&
+        ++slice_ops_ <= options_.time_slice_ops) [[likely]] {
       return false;
     }
     return SyncPointSlow();
@@ -294,6 +300,7 @@ class Scheduler {
   Trace trace_;
   Time now_;
   uint64_t steps_ = 0;
+  uint32_t slice_ops_ = 0;  // sync points since the current task was picked
   uint32_t next_id_ = 1;
   uint32_t next_object_id_ = 1;
   uint64_t next_timer_seq_ = 1;

@@ -135,3 +135,37 @@ TEST(SchedulerTest, ParsePolicy) {
 
 }  // namespace
 }  // namespace sim
+
+namespace sim {
+namespace {
+
+Task<void> SpinUntil(Scheduler* s, Chan<int>* closed, bool* flag) {
+  // Spins on a select whose closed-channel case is always ready, until
+  // another task sets the flag: it never blocks.
+  std::optional<int> v;
+  while (!*flag) co_await Select(*s, RecvCase(closed, &v));
+}
+
+Task<void> SetFlag(bool* flag) {
+  *flag = true;
+  co_return;
+}
+
+// Under FIFO, a task spinning without blocking is switched out after its
+// time slice, so the task it waits for gets to run (Go's preemption).
+TEST(SchedulerTest, TimeSliceLetsOthersRunPastASpinner) {
+  SchedulerOptions o;
+  o.time_slice_ops = 100;
+  Scheduler s(o);
+  Chan<int> c(s, "c");
+  c.Close();
+  bool flag = false;
+  s.Go("spinner", SpinUntil(&s, &c, &flag));
+  s.Go("setter", SetFlag(&flag));
+  const RunResult r = s.Run();
+  EXPECT_EQ(r.outcome, Outcome::kAllDone);
+  EXPECT_LT(r.steps, 300u);
+}
+
+}  // namespace
+}  // namespace sim
