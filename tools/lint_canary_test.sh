@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The determinism lint must flag the six planted violations (five rules; the
+# The determinism lint must flag the eight planted violations (six rules; the
 # include of <unordered_map> counts too) in its
 # canary file, and exit 1; a lint that passes it is broken.
 set -uo pipefail
@@ -8,8 +8,8 @@ out=$(bash "$here/determinism_lint.sh" "$here/testdata/lint_canary")
 rc=$?
 echo "$out"
 [[ $rc -eq 1 ]] || { echo "expected exit 1, got $rc"; exit 1; }
-for rule in wall-clock libc-random library-prng std-distribution hash-container; do
+for rule in wall-clock libc-random library-prng std-distribution hash-container coawait-braced-temporary; do
   grep -q ": $rule: " <<<"$out" || { echo "rule $rule not reported"; exit 1; }
 done
-[[ $(grep -c . <<<"$out") -eq 6 ]] || { echo "expected exactly 6 findings"; exit 1; }
-echo "canary: all six violations reported, the allowed line was not"
+[[ $(grep -c . <<<"$out") -eq 8 ]] || { echo "expected exactly 8 findings"; exit 1; }
+echo "canary: all eight violations reported, the allowed line was not"

@@ -522,6 +522,8 @@ sim::Task<net::PayloadPtr> Cluster::Handle(Broker* b, const Message& m, uint64_t
                                                   {}, r->error, Offset::kNone, false});
       co_return r;
     }
+    case ApiKey::kApiVersions:
+      co_return NewResponse<ApiVersionsResponse>(m);
     case ApiKey::kProduce: {
       auto r = co_await HandleProduce(b, static_cast<const ProduceRequest&>(m), incarnation);
       co_return r;

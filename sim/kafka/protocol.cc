@@ -13,6 +13,7 @@ std::string_view ApiKeyName(ApiKey k) {
     case ApiKey::kProduce: return "Produce";
     case ApiKey::kMetadata: return "Metadata";
     case ApiKey::kInitProducerId: return "InitProducerId";
+    case ApiKey::kApiVersions: return "ApiVersions";
   }
   return "?";
 }
@@ -29,6 +30,14 @@ std::string MetadataResponse::Describe() const {
     }
   }
   return out;
+}
+
+std::string ApiVersionsRequest::Describe() const {
+  return absl::StrCat("ApiVersionsRequest corr=", correlation_id);
+}
+
+std::string ApiVersionsResponse::Describe() const {
+  return absl::StrCat("ApiVersionsResponse corr=", correlation_id);
 }
 
 std::string InitProducerIdRequest::Describe() const {

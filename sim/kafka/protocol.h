@@ -52,7 +52,7 @@ struct RecordBatch {
   }
 };
 
-enum class ApiKey : int16_t { kProduce = 0, kMetadata = 3, kInitProducerId = 22 };
+enum class ApiKey : int16_t { kProduce = 0, kMetadata = 3, kApiVersions = 18, kInitProducerId = 22 };
 std::string_view ApiKeyName(ApiKey k);
 
 // Common header of requests and responses.
@@ -94,6 +94,16 @@ struct MetadataResponse final : Message {
   std::string Describe() const override;
 };
 
+// Sent by clients on connect (KIP-511); the model only needs the exchange.
+struct ApiVersionsRequest final : Message {
+  std::string Describe() const override;
+};
+
+struct ApiVersionsResponse final : Message {
+  ErrorCode error = ErrorCode::NONE;
+  std::string Describe() const override;
+};
+
 struct InitProducerIdRequest final : Message {
   sim::Duration transaction_timeout = sim::Duration::Seconds(60);
   std::string Describe() const override;
@@ -125,10 +135,31 @@ struct ProduceResponse final : Message {
   std::string Describe() const override;
 };
 
+// The ApiKey of each message type.
+template <typename T> constexpr ApiKey kApiOf = ApiKey::kProduce;
+template <> inline constexpr ApiKey kApiOf<MetadataRequest> = ApiKey::kMetadata;
+template <> inline constexpr ApiKey kApiOf<MetadataResponse> = ApiKey::kMetadata;
+template <> inline constexpr ApiKey kApiOf<ApiVersionsRequest> = ApiKey::kApiVersions;
+template <> inline constexpr ApiKey kApiOf<ApiVersionsResponse> = ApiKey::kApiVersions;
+template <> inline constexpr ApiKey kApiOf<InitProducerIdRequest> = ApiKey::kInitProducerId;
+template <> inline constexpr ApiKey kApiOf<InitProducerIdResponse> = ApiKey::kInitProducerId;
+
+// A request of type T with its api key and correlation id set.
 template <typename T>
 std::shared_ptr<T> NewRequest(int32_t correlation_id) {
   auto m = std::make_shared<T>();
+  m->api = kApiOf<T>;
   m->correlation_id = correlation_id;
+  return m;
+}
+
+// A response of type T answering `request`.
+template <typename T>
+std::shared_ptr<T> NewResponse(const Message& request) {
+  auto m = std::make_shared<T>();
+  m->api = request.api;
+  m->correlation_id = request.correlation_id;
+  m->is_response = true;
   return m;
 }
 

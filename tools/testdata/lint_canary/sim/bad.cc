@@ -10,3 +10,7 @@ void Bad() {
   std::unordered_map<int, int> m;
   std::unordered_map<int, int> ok;  // determinism-lint: allow (lookup only)
 }
+sim::Task<void> AlsoBad(Chan<Pair>* c, bool x) {
+  co_await c->Send(Pair{1, 2});
+  auto v = x ? co_await A() : co_await B();
+}
