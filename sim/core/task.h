@@ -11,8 +11,9 @@
 //
 // Compiler rule (g++ 12, Debian 12's): a braced temporary of an aggregate
 // type inside a co_await expression (`co_await ch.Send(Pair{a, b})`) is
-// destroyed twice, and a braced initializer list there is miscompiled; so
-// is a `c ? co_await x : co_await y`. Name the value first
+// destroyed twice, and so are the captures of a lambda written inside a
+// co_await expression (`co_await b.Run([p] {...})`); a braced initializer
+// list there is miscompiled, and so is a `c ? co_await x : co_await y`. Name the value first
 // (`Pair p{a, b}; co_await ch.Send(std::move(p));`). The determinism lint
 // (tools/determinism_lint.sh) rejects the braced form.
 #ifndef PRODSIM_SIM_CORE_TASK_H_

@@ -14,3 +14,6 @@ sim::Task<void> AlsoBad(Chan<Pair>* c, bool x) {
   co_await c->Send(Pair{1, 2});
   auto v = x ? co_await A() : co_await B();
 }
+sim::Task<void> AlsoBadLambda(Breaker* b, std::shared_ptr<int> p) {
+  co_await b->Run([p]() { return Work(p); });
+}

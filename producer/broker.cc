@@ -1,0 +1,255 @@
+#include "producer/broker.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace sarama {
+
+using kafka::ApiKey;
+using sim::Duration;
+
+Broker::Broker(const Env& env, int32_t id, net::NodeId addr)
+    : sched_(env.sched),
+      network_(env.network),
+      self_(env.self),
+      id_(id),
+      addr_(addr),
+      serial_(env.sched->RegisterObject("broker", absl::StrCat("#", id, "@", addr))),
+      lock_(*env.sched, absl::StrCat("broker#", id, ".lock")) {}
+
+void Broker::Note(std::string_view what, uint64_t word) const {
+  sched_->trace().Note(sched_->now(), sched_->current_id(), 0x62726b72 /*brkr*/ ^ serial_, word,
+                       [&] { return absl::StrCat("broker#", id_, " ", std::string(what)); });
+}
+
+// sarama v1.42.1 broker.go: Broker.Open
+sim::Task<Error> Broker::Open(const Config* conf) {
+  if (opened_) co_return Error::Of(ErrorKind::kAlreadyConnected);
+  opened_ = true;
+  co_await lock_.Lock();
+  // The lock is released by the dialling task, as Go's deferred Unlock.
+  sched_->Go(absl::StrCat("broker#", id_, ".open"), DialAndServe(conf));
+  co_return kNoError;
+}
+
+// sarama v1.42.1 broker.go: the goroutine started by Broker.Open
+sim::Task<void> Broker::DialAndServe(const Config* conf) {
+  net::DialOptions options;
+  options.dial_timeout = conf->net.dial_timeout;
+  absl::StatusOr<net::Endpoint> ep = co_await network_->Dial(self_, addr_, options);
+  if (!ep.ok()) {
+    conn_err_ = Error::Network(absl::StrCat("dial tcp: ", std::string(ep.status().message())));
+    conn_.reset();
+    opened_ = false;
+    Note("dial failed", 0);
+  } else {
+    conn_ = *ep;
+    conn_err_ = kNoError;
+    conf_ = conf;
+    done_ = sim::MakeChan<bool>(*sched_, absl::StrCat("broker#", id_, ".done"));
+    responses_ = sim::MakeChan<PromisePtr>(
+        *sched_, absl::StrCat("broker#", id_, ".responses"),
+        static_cast<size_t>(conf->net.max_open_requests - 1));
+    sched_->Go(absl::StrCat("broker#", id_, ".responseReceiver"),
+               ResponseReceiver(responses_, done_, *conn_));
+    Note("connected", ep->id());
+  }
+  conf_ = conf;
+  lock_.Unlock();
+  // KIP-511: fire-and-forget ApiVersions, after the lock is released.
+  if (conf->version.IsAtLeast(V2_4_0_0) && conf->api_versions_request) {
+    co_await ApiVersions(kafka::NewRequest<kafka::ApiVersionsRequest>(0));
+  }
+}
+
+// sarama v1.42.1 broker.go: Broker.Close
+sim::Task<Error> Broker::Close() {
+  co_await lock_.Lock();
+  if (!conn_) {
+    lock_.Unlock();
+    co_return Error::Of(ErrorKind::kNotConnected);
+  }
+  responses_->Close();
+  co_await done_->Recv();
+  conn_->Close();
+  conn_.reset();
+  conn_err_ = kNoError;
+  done_ = nullptr;
+  responses_ = nullptr;
+  opened_ = false;
+  Note("closed", 0);
+  lock_.Unlock();
+  co_return kNoError;
+}
+
+// sarama v1.42.1 broker.go: Broker.Connected
+sim::Task<std::pair<bool, Error>> Broker::Connected() {
+  co_await lock_.Lock();
+  std::pair<bool, Error> out{conn_.has_value(), conn_err_};
+  lock_.Unlock();
+  co_return out;
+}
+
+// sarama v1.42.1 broker.go: Broker.ResponseSize
+sim::Task<int> Broker::ResponseSize() {
+  co_await lock_.Lock();
+  const int n = responses_ != nullptr ? static_cast<int>(responses_->size()) : 0;
+  lock_.Unlock();
+  co_return n;
+}
+
+// sarama v1.42.1 broker.go: Broker.sendWithPromise and Broker.sendInternal
+sim::Task<Error> Broker::SendWithPromise(std::shared_ptr<kafka::Message> rb, PromisePtr promise) {
+  PRODSIM_ASSERT(lock_.locked());
+  if (!conn_) co_return conn_err_ ? conn_err_ : Error::Of(ErrorKind::kNotConnected);
+  rb->correlation_id = correlation_id_;
+  const int32_t corr = correlation_id_;
+  if (!conn_->Send(rb)) co_return Error::Network("write: broken pipe");
+  ++correlation_id_;
+  if (promise == nullptr) co_return kNoError;
+  promise->request_time = sched_->now();
+  promise->correlation_id = corr;
+  promise->api = rb->api;
+  // Blocks while the receiver still owes earlier responses: with
+  // MaxOpenRequests=1 the channel is unbuffered.
+  co_await responses_->Send(std::move(promise));
+  co_return kNoError;
+}
+
+// sarama v1.42.1 broker.go: Broker.AsyncProduce
+sim::Task<Error> Broker::AsyncProduce(std::shared_ptr<kafka::ProduceRequest> request,
+                                      ProduceCallback cb) {
+  co_await lock_.Lock();
+  PromisePtr promise;
+  if (request->acks != kNoResponse) {
+    promise = std::make_shared<ResponsePromise>();
+    promise->handler = std::move(cb);
+  }
+  Error err = co_await SendWithPromise(std::move(request), std::move(promise));
+  lock_.Unlock();
+  co_return err;
+}
+
+// sarama v1.42.1 broker.go: Broker.sendAndReceive and handleResponsePromise
+sim::Task<std::pair<net::PayloadPtr, Error>> Broker::SendAndReceive(
+    std::shared_ptr<kafka::Message> req) {
+  co_await lock_.Lock();
+  auto promise = std::make_shared<ResponsePromise>();
+  promise->packets = sim::MakeChan<net::PayloadPtr>(*sched_, "promise.packets");
+  promise->errors = sim::MakeChan<Error>(*sched_, "promise.errors");
+  Error err = co_await SendWithPromise(std::move(req), promise);
+  if (err) {
+    lock_.Unlock();
+    co_return std::pair<net::PayloadPtr, Error>{nullptr, err};
+  }
+  std::optional<net::PayloadPtr> packets;
+  std::optional<Error> error;
+  const int which = co_await sim::Select(*sched_, sim::RecvCase(promise->packets, &packets),
+                                         sim::RecvCase(promise->errors, &error));
+  lock_.Unlock();
+  if (which == 1) co_return std::pair<net::PayloadPtr, Error>{nullptr, *error};
+  co_return std::pair<net::PayloadPtr, Error>{*packets, kNoError};
+}
+
+namespace {
+
+template <typename T>
+std::pair<std::shared_ptr<const T>, Error> Decode(std::pair<net::PayloadPtr, Error> r) {
+  if (r.second) return {nullptr, r.second};
+  auto typed = std::dynamic_pointer_cast<const T>(r.first);
+  if (typed == nullptr) return {nullptr, Error::Of(ErrorKind::kDecoding, "unexpected response type")};
+  return {typed, kNoError};
+}
+
+}  // namespace
+
+// sarama v1.42.1 broker.go: Broker.GetMetadata
+sim::Task<std::pair<std::shared_ptr<const kafka::MetadataResponse>, Error>> Broker::GetMetadata(
+    std::shared_ptr<kafka::MetadataRequest> request) {
+  co_return Decode<kafka::MetadataResponse>(co_await SendAndReceive(std::move(request)));
+}
+
+// sarama v1.42.1 broker.go: Broker.InitProducerID
+sim::Task<std::pair<std::shared_ptr<const kafka::InitProducerIdResponse>, Error>>
+Broker::InitProducerID(std::shared_ptr<kafka::InitProducerIdRequest> request) {
+  co_return Decode<kafka::InitProducerIdResponse>(co_await SendAndReceive(std::move(request)));
+}
+
+// sarama v1.42.1 broker.go: Broker.ApiVersions
+sim::Task<Error> Broker::ApiVersions(std::shared_ptr<kafka::ApiVersionsRequest> request) {
+  auto r = Decode<kafka::ApiVersionsResponse>(co_await SendAndReceive(std::move(request)));
+  co_return r.second;
+}
+
+// sarama v1.42.1 broker.go: responsePromise.handle
+sim::Task<void> Broker::Handle(PromisePtr promise, net::PayloadPtr packets, Error err) {
+  if (promise->handler) {
+    // AsyncProduce's handler: decode, then the producer's callback.
+    if (err) {
+      co_await promise->handler(nullptr, err);
+      co_return;
+    }
+    auto res = std::dynamic_pointer_cast<const kafka::ProduceResponse>(packets);
+    if (res == nullptr) {
+      co_await promise->handler(nullptr, Error::Of(ErrorKind::kDecoding, "malformed response"));
+      co_return;
+    }
+    co_await promise->handler(std::move(res), kNoError);
+    co_return;
+  }
+  if (err) {
+    co_await promise->errors->Send(err);
+    co_return;
+  }
+  co_await promise->packets->Send(std::move(packets));
+}
+
+// sarama v1.42.1 broker.go: Broker.readFull, for one whole response: the
+// read fails at the deadline (Net.ReadTimeout from the start of the read),
+// or with EOF once the connection is reset or closed.
+sim::Task<std::pair<net::PayloadPtr, Error>> Broker::ReadResponse(net::Endpoint conn,
+                                                                  Duration timeout) {
+  sim::Timer deadline(*sched_, "read-deadline", timeout);
+  std::optional<net::PayloadPtr> msg;
+  std::optional<sim::Time> fired;
+  const int which = co_await sim::Select(*sched_, sim::RecvCase(conn.inbox(), &msg),
+                                         sim::RecvCase(deadline.C(), &fired));
+  if (which == 1) co_return std::pair<net::PayloadPtr, Error>{nullptr, Error::Network("read tcp: i/o timeout")};
+  if (!msg.has_value()) co_return std::pair<net::PayloadPtr, Error>{nullptr, Error::Network("EOF")};
+  deadline.Stop();
+  co_return std::pair<net::PayloadPtr, Error>{*msg, kNoError};
+}
+
+// sarama v1.42.1 broker.go: Broker.responseReceiver
+sim::Task<void> Broker::ResponseReceiver(sim::ChanPtr<PromisePtr> responses,
+                                         sim::ChanPtr<bool> done, net::Endpoint conn) {
+  Error dead;
+  const Duration read_timeout = conf_->net.read_timeout;
+  for (;;) {
+    std::optional<PromisePtr> next = co_await responses->Recv();
+    if (!next.has_value()) break;
+    PromisePtr promise = std::move(*next);
+    if (dead) {
+      co_await Handle(promise, nullptr, dead);
+      continue;
+    }
+    auto [msg, err] = co_await ReadResponse(conn, read_timeout);
+    if (err) {
+      dead = err;
+      co_await Handle(promise, nullptr, err);
+      continue;
+    }
+    const auto* m = dynamic_cast<const kafka::Message*>(msg.get());
+    if (m == nullptr || m->correlation_id != promise->correlation_id) {
+      dead = Error::Of(ErrorKind::kDecoding,
+                       absl::StrCat("kafka: error decoding packet: correlation ID didn't match, "
+                                    "wanted ", promise->correlation_id,
+                                    ", got ", m != nullptr ? m->correlation_id : -1));
+      co_await Handle(promise, nullptr, dead);
+      continue;
+    }
+    co_await Handle(promise, std::move(msg), kNoError);
+  }
+  done->Close();
+}
+
+}  // namespace sarama
