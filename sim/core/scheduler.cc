@@ -51,12 +51,19 @@ Scheduler::Scheduler(SchedulerOptions options)
   if (options_.policy == Policy::kPct) SetupPct();
 }
 
-Scheduler::~Scheduler() {
+Scheduler::~Scheduler() { DestroyTasks(); }
+
+void Scheduler::DestroyTasks() {
+  PRODSIM_ASSERT(current_ == nullptr);
   // Frames suspended mid-operation are destroyed without running any
   // synchronization logic: awaiter and channel destructors are trivial.
   for (auto& [id, g] : tasks_) {
     if (g->root) g->root.destroy();
+    g->root = {};
   }
+  tasks_.clear();
+  runq_ = RunQueue();
+  timers_.clear();
 }
 
 void Scheduler::SetupPct() {

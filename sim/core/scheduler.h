@@ -166,6 +166,11 @@ class Scheduler {
   // Runs until a verdict. May be called once.
   RunResult Run();
 
+  // Destroys every task's coroutine frame now (the destructor does it too).
+  // A world whose tasks point into objects destroyed before the scheduler
+  // calls this first. REQUIRES: not running.
+  void DestroyTasks();
+
   // Ends the run at the next scheduling decision (from a task or callback).
   void Stop(std::string reason);
 
