@@ -377,7 +377,8 @@ sim::Task<void> PartitionDispatch(PartitionProducerPtr pp) {
       }
     }
     if (msg->retries > pp->high_watermark) {
-      if (co_await UpdateLeaderIfBrokerProducerIsNil(pp, msg)) continue;
+      Error err = co_await UpdateLeaderIfBrokerProducerIsNil(pp, msg);
+      if (err) continue;
       co_await NewHighWatermark(pp, msg->retries);
       co_await Backoff(pp, msg->retries);
     } else if (pp->high_watermark > 0) {
@@ -399,7 +400,8 @@ sim::Task<void> PartitionDispatch(PartitionProducerPtr pp) {
         continue;
       }
     }
-    if (co_await UpdateLeaderIfBrokerProducerIsNil(pp, msg)) continue;
+    Error err = co_await UpdateLeaderIfBrokerProducerIsNil(pp, msg);
+    if (err) continue;
     // The sequence number is given here, once a broker is known, and only to
     // new messages: retried ones keep theirs.
     if (p->conf.producer.idempotent && msg->retries == 0 && msg->flags == 0) {
@@ -931,7 +933,9 @@ void AsyncProducer::AsyncClose() { state_->sched().Go("shutdown", Shutdown(state
 
 namespace {
 sim::Task<void> DrainSuccesses(sim::ChanPtr<MessagePtr> successes) {
-  while (co_await successes->Recv()) {
+  for (;;) {
+    std::optional<MessagePtr> m = co_await successes->Recv();
+    if (!m.has_value()) break;
   }
 }
 }  // namespace

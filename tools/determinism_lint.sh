@@ -5,8 +5,8 @@
 # container (whose iteration order is seeded per process in Abseil). It also
 # rejects the two co_await forms that g++ 12 miscompiles (sim/core/task.h):
 # a braced temporary as an argument inside a co_await expression, a lambda
-# with captures written inside a co_await expression, and a ?: between two
-# co_awaits.
+# with captures written inside a co_await expression, a ?: between two
+# co_awaits, and a co_await that is itself an if or while condition.
 #
 # Scans ROOT/{sim,producer,fault_models,checks,scenarios}. A line may be
 # exempted with a trailing comment "determinism-lint: allow (<why>)", for a
@@ -22,7 +22,7 @@ rules=(
   'library-prng|absl::(Insecure)?BitGen|std::mt19937|std::minstd_rand|default_random_engine|std::ranlux'
   'std-distribution|std::[a-z_]+_distribution'
   'hash-container|unordered_(map|set|multimap|multiset)|(flat|node)_hash_(map|set)'
-  'coawait-braced-temporary|co_await[^;]*[(,][[:space:]]*[A-Za-z_][A-Za-z0-9_:]*\{|\?[[:space:]]*co_await|co_await[^;]*\[[^]=&][^]]*\][[:space:]]*\('
+  'coawait-braced-temporary|co_await[^;]*[(,][[:space:]]*[A-Za-z_][A-Za-z0-9_:]*\{|\?[[:space:]]*co_await|co_await[^;]*\[[^]=&][^]]*\][[:space:]]*\(|(if|while)[[:space:]]*\(!?[[:space:]]*co_await'
 )
 
 found=0

@@ -13,7 +13,9 @@
 // type inside a co_await expression (`co_await ch.Send(Pair{a, b})`) is
 // destroyed twice, and so are the captures of a lambda written inside a
 // co_await expression (`co_await b.Run([p] {...})`); a braced initializer
-// list there is miscompiled, and so is a `c ? co_await x : co_await y`. Name the value first
+// list there is miscompiled, and so are `c ? co_await x : co_await y` and
+// a co_await that is itself an if/while condition (`while (co_await
+// ch.Recv())` hangs; `while (auto v = co_await ch.Recv())` is fine). Name the value first
 // (`Pair p{a, b}; co_await ch.Send(std::move(p));`). The determinism lint
 // (tools/determinism_lint.sh) rejects the braced form.
 #ifndef PRODSIM_SIM_CORE_TASK_H_

@@ -17,3 +17,7 @@ sim::Task<void> AlsoBad(Chan<Pair>* c, bool x) {
 sim::Task<void> AlsoBadLambda(Breaker* b, std::shared_ptr<int> p) {
   co_await b->Run([p]() { return Work(p); });
 }
+sim::Task<void> AlsoBadCondition(Chan<int>* c) {
+  while (co_await c->Recv()) {
+  }
+}
