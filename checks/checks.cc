@@ -1,0 +1,864 @@
+// The property checks declared in check.h: one small class per property,
+// each a pure function of a RunRecord.
+//
+// Every check walks the history once or twice, with sorted vectors or
+// ordered maps keyed by plain values (O(n log n), never a hash container);
+// text is built only for the witnesses that are kept, and lookups needed only
+// for witness text (append times, where a record ended up) scan the history
+// linearly, at most a few times per kept witness.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/container/btree_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "checks/check.h"
+#include "sim/core/assert.h"
+
+namespace checks {
+namespace {
+
+using kafka::LogEntry;
+using kafka::TopicPartition;
+
+// ---------------------------------------------------------------------------
+// Text helpers.
+
+// This Abseil's string_view is its own type; StrCat takes only it.
+absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+// "t=1.234s": simulated seconds with 3, 6 or 9 decimals, as few as exact.
+std::string At(sim::Time t) {
+  const int64_t ns = t.nanos();
+  if (ns < 0) return absl::StrCat("t=", t.ToString(), "s");
+  const int64_t whole = ns / 1000000000;
+  const int64_t frac = ns % 1000000000;
+  if (frac % 1000000 == 0) return absl::StrFormat("t=%d.%03ds", whole, frac / 1000000);
+  if (frac % 1000 == 0) return absl::StrFormat("t=%d.%06ds", whole, frac / 1000);
+  return absl::StrFormat("t=%d.%09ds", whole, frac);
+}
+
+// "t/0".
+std::string Tp(std::string_view topic, int32_t partition) {
+  return absl::StrCat(Sv(topic), "/", partition);
+}
+
+// "3, 4, 5 and 7 more": the first few of `ids`, for an explanation line.
+std::string FewIds(const std::vector<uint64_t>& ids, size_t total) {
+  constexpr size_t kShown = 5;
+  std::vector<uint64_t> shown(
+      ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), kShown)));
+  std::string out = absl::StrJoin(shown, ", ");
+  if (total > shown.size()) absl::StrAppend(&out, " and ", total - shown.size(), " more");
+  return out;
+}
+
+// Witnesses of one check: keeps the first kWitnessesMax, counts them all.
+class Witnesses {
+ public:
+  // `make` runs only when the witness is kept.
+  void Add(absl::FunctionRef<std::string()> make) {
+    ++total_;
+    if (kept_.size() < kWitnessesMax) kept_.push_back(make());
+  }
+  // Appends `other`'s kept witnesses after this one's, as room allows.
+  void Merge(Witnesses other) {
+    total_ += other.total_;
+    for (std::string& w : other.kept_) {
+      if (kept_.size() == kWitnessesMax) break;
+      kept_.push_back(std::move(w));
+    }
+  }
+  bool empty() const { return total_ == 0; }
+  size_t total() const { return total_; }
+  std::vector<std::string> Take() { return std::move(kept_); }
+
+ private:
+  size_t total_ = 0;
+  std::vector<std::string> kept_;
+};
+
+// Takes the witnesses out of `w`.
+Violation MakeViolation(std::string_view check, std::string explanation, Witnesses& w) {
+  PRODSIM_ASSERT(!w.empty());
+  return Violation{std::string(check), std::move(explanation), w.Take()};
+}
+
+// ---------------------------------------------------------------------------
+// History helpers (used for witness text only).
+
+// When the batch `e` of `tp` was appended by a leader (the last such append,
+// since an earlier one at the same offset may have been truncated away).
+std::optional<sim::Time> AppendTime(const kafka::History& h, const TopicPartition& tp,
+                                    const LogEntry& e) {
+  for (auto it = h.appends.rbegin(); it != h.appends.rend(); ++it) {
+    if (it->leader && it->tp == tp && it->base_offset == e.base_offset &&
+        it->producer_id == e.producer_id && it->epoch == e.epoch && it->first_seq == e.first_seq) {
+      return it->at;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string AppendedText(const kafka::History& h, const TopicPartition& tp, const LogEntry& e) {
+  const std::optional<sim::Time> at = AppendTime(h, tp, e);
+  return at.has_value() ? absl::StrCat(" appended ", At(*at)) : std::string();
+}
+
+// The last sequence of a batch of `e`. REQUIRES: e.first_seq >= 0, a record.
+kafka::Sequence LastSeq(const LogEntry& e) {
+  PRODSIM_ASSERT(!e.record_ids.empty());
+  PRODSIM_ASSERT(e.record_ids.size() <= static_cast<size_t>(INT32_MAX));
+  return kafka::LastSequence(e.first_seq, static_cast<int32_t>(e.record_ids.size()));
+}
+
+// "t/0 offset=12 pid=1 epoch=0 seq=5..9 first id=17 appended t=1.2s".
+std::string BatchText(const kafka::History& h, const TopicPartition& tp, const LogEntry& e) {
+  std::string out = absl::StrCat(tp.ToString(), " offset=", e.base_offset.value,
+                                 " pid=", e.producer_id.value, " epoch=", e.epoch.value);
+  if (e.first_seq.value >= 0 && !e.record_ids.empty()) {
+    absl::StrAppend(&out, " seq=", e.first_seq.value, "..", LastSeq(e).value);
+  } else {
+    absl::StrAppend(&out, " seq=", e.first_seq.value);
+  }
+  if (!e.record_ids.empty()) absl::StrAppend(&out, " first id=", e.record_ids.front());
+  return absl::StrCat(out, AppendedText(h, tp, e));
+}
+
+// "t/0 offset=9 (pid=1 epoch=0 seq=3 appended t=1.2s)": record `i` of `e`.
+std::string RecordText(const kafka::History& h, const TopicPartition& tp, const LogEntry& e,
+                       size_t i) {
+  const int64_t offset = e.base_offset.value + static_cast<int64_t>(i);
+  std::string out = absl::StrCat(tp.ToString(), " offset=", offset, " (pid=", e.producer_id.value,
+                                 " epoch=", e.epoch.value);
+  if (e.first_seq.value >= 0) {
+    absl::StrAppend(&out,
+                    " seq=", kafka::IncrementSequence(e.first_seq, static_cast<int32_t>(i)).value);
+  }
+  return absl::StrCat(out, AppendedText(h, tp, e), ")");
+}
+
+// Where record `id` first appears in the final logs: "t/0 offset=9", or "".
+std::string FindRecord(const kafka::History& h, uint64_t id) {
+  for (const auto& [tp, entries] : h.final_logs) {
+    for (const LogEntry& e : entries) {
+      for (size_t i = 0; i < e.record_ids.size(); ++i) {
+        if (e.record_ids[i] != id) continue;
+        return absl::StrCat(tp.ToString(),
+                            " offset=", e.base_offset.value + static_cast<int64_t>(i));
+      }
+    }
+  }
+  return std::string();
+}
+
+// One outcome the producer reported: an ack or an error (exactly one set).
+struct OutcomeRef {
+  uint64_t id;
+  sim::Time at;
+  const sarama::AckEvent* ack;
+  const sarama::ErrorEvent* error;
+};
+
+// Every outcome, sorted by message id; for one id, acks before errors, each
+// in report order. A sorted vector, not a map: this runs on every history.
+std::vector<OutcomeRef> SortedOutcomes(const sarama::ProducerHistory& h) {
+  std::vector<OutcomeRef> out;
+  out.reserve(h.acks.size() + h.errors.size());
+  for (const sarama::AckEvent& a : h.acks) out.push_back(OutcomeRef{a.id, a.at, &a, nullptr});
+  for (const sarama::ErrorEvent& e : h.errors) out.push_back(OutcomeRef{e.id, e.at, nullptr, &e});
+  std::stable_sort(out.begin(), out.end(),
+                   [](const OutcomeRef& x, const OutcomeRef& y) { return x.id < y.id; });
+  return out;
+}
+
+// The end of the run of outcomes with the id of outcomes[begin].
+size_t GroupEnd(const std::vector<OutcomeRef>& outcomes, size_t begin) {
+  size_t end = begin + 1;
+  while (end < outcomes.size() && outcomes[end].id == outcomes[begin].id) ++end;
+  return end;
+}
+
+std::string AckText(const sarama::AckEvent& a) {
+  std::string out =
+      absl::StrCat(At(a.at), " ack id=", a.id, " ", Tp(a.topic, a.partition), " offset=", a.offset);
+  if (a.has_sequence) {
+    absl::StrAppend(&out, " epoch=", a.producer_epoch, " seq=", a.sequence);
+  }
+  return out;
+}
+
+std::string ErrorText(const sarama::ErrorEvent& e) {
+  return absl::StrCat(At(e.at), " error id=", e.id, " ", Tp(e.topic, e.partition), ": ",
+                      e.err.ToString());
+}
+
+// The produced messages as (id, position in produce order), sorted by id,
+// one entry per id (its first position if the application reused an id).
+class ProducedIndex {
+ public:
+  explicit ProducedIndex(const RunRecord& r) {
+    by_id_.reserve(r.produced.size());
+    for (size_t i = 0; i < r.produced.size(); ++i) by_id_.emplace_back(r.produced[i].id, i);
+    std::sort(by_id_.begin(), by_id_.end());
+    by_id_.erase(std::unique(by_id_.begin(), by_id_.end(),
+                             [](const auto& x, const auto& y) { return x.first == y.first; }),
+                 by_id_.end());
+  }
+  // The position of `id` in produce order, if it was produced.
+  std::optional<size_t> Find(uint64_t id) const {
+    const auto it = std::lower_bound(by_id_.begin(), by_id_.end(), std::pair(id, size_t{0}));
+    if (it == by_id_.end() || it->first != id) return std::nullopt;
+    return it->second;
+  }
+  const std::vector<std::pair<uint64_t, size_t>>& by_id() const { return by_id_; }
+
+ private:
+  std::vector<std::pair<uint64_t, size_t>> by_id_;
+};
+
+// ---------------------------------------------------------------------------
+// acked-batches-in-order
+
+// How `next` departs from `prev` + 1.
+std::string AckJump(int64_t prev, int64_t next) {
+  if (next == prev) return "repeat";
+  if (next < prev) return "decrease";
+  if (next - prev - 1 == 1) return absl::StrCat("gap: seq=", prev + 1, " missing");
+  return absl::StrCat("gap: seq=", prev + 1, "..", next - 1, " missing");
+}
+
+class AckedBatchesInOrder final : public Check {
+ public:
+  std::string_view name() const override { return "acked-batches-in-order"; }
+  std::optional<Violation> Evaluate(const RunRecord& r) const override {
+    if (!r.idempotent) return std::nullopt;
+    using Key = std::tuple<std::string_view, int32_t, int16_t>;  // topic, partition, epoch
+    absl::btree_map<Key, const sarama::AckEvent*> last;
+    Witnesses w;
+    std::string first;
+    for (const sarama::AckEvent& ack : r.producer.acks) {
+      if (!ack.has_sequence) continue;
+      auto [it, inserted] =
+          last.try_emplace(Key{ack.topic, ack.partition, ack.producer_epoch}, &ack);
+      if (inserted) continue;
+      const sarama::AckEvent& prev = *it->second;
+      it->second = &ack;
+      if (kafka::InSequence(kafka::Sequence(prev.sequence), kafka::Sequence(ack.sequence))) {
+        continue;
+      }
+      const std::string jump = AckJump(prev.sequence, ack.sequence);
+      if (first.empty()) {
+        first = absl::StrCat(Tp(ack.topic, ack.partition), " epoch=", ack.producer_epoch,
+                             " seq=", ack.sequence, " acked after seq=", prev.sequence, " (", jump,
+                             ")");
+      }
+      w.Add([&] {
+        return absl::StrCat(AckText(ack), " after seq=", prev.sequence, " (", jump,
+                            "; seq=", prev.sequence, " was id=", prev.id, " acked ", At(prev.at),
+                            ")");
+      });
+    }
+    if (w.empty()) return std::nullopt;
+    return MakeViolation(name(),
+                         absl::StrCat(w.total(),
+                                      " acknowledgement(s) out of sequence order within a "
+                                      "partition and epoch; first: ",
+                                      first),
+                         w);
+  }
+};
+
+// ---------------------------------------------------------------------------
+// log-sequences-contiguous
+
+class LogSequencesContiguous final : public Check {
+ public:
+  std::string_view name() const override { return "log-sequences-contiguous"; }
+  std::optional<Violation> Evaluate(const RunRecord& r) const override {
+    if (!r.idempotent) return std::nullopt;
+    Witnesses w;
+    for (const auto& [tp, entries] : r.kafka.final_logs) CheckPartition(r.kafka, tp, entries, w);
+    if (w.empty()) return std::nullopt;
+    return MakeViolation(name(),
+                         absl::StrCat(w.total(),
+                                      " batch(es) in the final logs break a producer's sequence "
+                                      "(each (pid, epoch) must start at seq=0 and continue "
+                                      "without gap or repeat)"),
+                         w);
+  }
+
+ private:
+  static void CheckPartition(const kafka::History& h, const TopicPartition& tp,
+                             const std::vector<LogEntry>& entries, Witnesses& w) {
+    // The last batch seen for each (producer id, epoch).
+    absl::btree_map<std::pair<int64_t, int16_t>, const LogEntry*> last;
+    for (const LogEntry& e : entries) {
+      if (e.producer_id.IsNone() || e.record_ids.empty()) continue;
+      if (e.first_seq.value < 0) {
+        w.Add([&] {
+          return absl::StrCat(BatchText(h, tp, e), ": a producer id without a sequence");
+        });
+        continue;
+      }
+      auto [it, inserted] = last.try_emplace(std::pair(e.producer_id.value, e.epoch.value), &e);
+      if (inserted) {
+        if (e.first_seq.value != 0) {
+          w.Add([&] {
+            return absl::StrCat(BatchText(h, tp, e), ": first batch of pid=", e.producer_id.value,
+                                " epoch=", e.epoch.value, " starts at seq=", e.first_seq.value,
+                                ", not 0");
+          });
+        }
+        continue;
+      }
+      const LogEntry& prev = *it->second;
+      it->second = &e;
+      const kafka::Sequence prev_last = LastSeq(prev);
+      if (kafka::InSequence(prev_last, e.first_seq)) continue;
+      w.Add([&] {
+        return absl::StrCat(BatchText(h, tp, e), " after seq=", prev.first_seq.value, "..",
+                            prev_last.value, " at offset=", prev.base_offset.value, " (",
+                            LogJump(prev_last.value, e.first_seq.value), ")");
+      });
+    }
+  }
+
+  static std::string LogJump(int64_t prev_last, int64_t first) {
+    if (first <= prev_last) return absl::StrCat("overlap: seq=", first, " already written");
+    if (first - prev_last - 1 == 1) return absl::StrCat("gap: seq=", prev_last + 1, " missing");
+    return absl::StrCat("gap: seq=", prev_last + 1, "..", first - 1, " missing");
+  }
+};
+
+// ---------------------------------------------------------------------------
+// no-duplicates
+
+class NoDuplicates final : public Check {
+ public:
+  std::string_view name() const override { return "no-duplicates"; }
+  std::optional<Violation> Evaluate(const RunRecord& r) const override {
+    if (!r.idempotent) return std::nullopt;
+    struct Where {
+      const TopicPartition* tp;
+      const LogEntry* entry;
+      size_t index;
+    };
+    absl::btree_map<uint64_t, Where> first;
+    Witnesses w;
+    std::vector<uint64_t> ids;
+    for (const auto& [tp, entries] : r.kafka.final_logs) {
+      for (const LogEntry& e : entries) {
+        for (size_t i = 0; i < e.record_ids.size(); ++i) {
+          const uint64_t id = e.record_ids[i];
+          auto [it, inserted] = first.try_emplace(id, Where{&tp, &e, i});
+          if (inserted) continue;
+          if (ids.size() < kWitnessesMax) ids.push_back(id);
+          const Where& was = it->second;
+          w.Add([&, &tp = tp] {
+            return absl::StrCat("id=", id, " at ", RecordText(r.kafka, tp, e, i), " is already at ",
+                                RecordText(r.kafka, *was.tp, *was.entry, was.index));
+          });
+        }
+      }
+    }
+    if (w.empty()) return std::nullopt;
+    return MakeViolation(name(),
+                         absl::StrCat(w.total(),
+                                      " duplicate record(s) in the final logs of an "
+                                      "idempotent producer: ids ",
+                                      FewIds(ids, w.total())),
+                         w);
+  }
+};
+
+// ---------------------------------------------------------------------------
+// per-partition-order
+
+class PerPartitionOrder final : public Check {
+ public:
+  std::string_view name() const override { return "per-partition-order"; }
+  std::optional<Violation> Evaluate(const RunRecord& r) const override {
+    const ProducedIndex index(r);
+    Witnesses w;
+    // Non-idempotent runs: the number (1-based) of the last partition in
+    // which each produced message was placed, by produce position.
+    std::vector<size_t> placed_in(r.produced.size(), 0);
+    size_t partition_number = 0;
+    for (const auto& [tp, entries] : r.kafka.final_logs) {
+      ++partition_number;
+      CheckPartition(r, index, tp, entries, partition_number, placed_in, w);
+    }
+    if (w.empty()) return std::nullopt;
+    return MakeViolation(
+        name(),
+        absl::StrCat(w.total(), " record(s) in a final log come after a record produced later",
+                     r.idempotent ? "" : " (first appearances only: not idempotent)"),
+        w);
+  }
+
+ private:
+  struct Seen {
+    uint64_t id;
+    size_t index;  // position in produce order
+    int64_t offset;
+  };
+
+  static void CheckPartition(const RunRecord& r, const ProducedIndex& index,
+                             const TopicPartition& tp, const std::vector<LogEntry>& entries,
+                             size_t partition_number, std::vector<size_t>& placed_in,
+                             Witnesses& w) {
+    std::optional<Seen> prev;
+    for (const LogEntry& e : entries) {
+      for (size_t i = 0; i < e.record_ids.size(); ++i) {
+        const uint64_t id = e.record_ids[i];
+        const std::optional<size_t> position = index.Find(id);
+        if (!position.has_value()) continue;  // not the application's message
+        if (!r.idempotent) {
+          if (placed_in[*position] == partition_number) continue;  // a later copy
+          placed_in[*position] = partition_number;
+        }
+        const Seen cur{id, *position, e.base_offset.value + static_cast<int64_t>(i)};
+        if (prev.has_value() && cur.index < prev->index) {
+          w.Add([&] {
+            return absl::StrCat(tp.ToString(), " offset=", cur.offset, " ", Produced(r, cur),
+                                " follows offset=", prev->offset, " ", Produced(r, *prev));
+          });
+        }
+        prev = cur;
+      }
+    }
+  }
+
+  // "id=3 (produced #2 t=0.003s)".
+  static std::string Produced(const RunRecord& r, const Seen& s) {
+    return absl::StrCat("id=", s.id, " (produced #", s.index, " ", At(r.produced[s.index].at), ")");
+  }
+};
+
+// ---------------------------------------------------------------------------
+// acked-are-durable
+
+class AckedAreDurable final : public Check {
+ public:
+  std::string_view name() const override { return "acked-are-durable"; }
+  std::optional<Violation> Evaluate(const RunRecord& r) const override {
+    // Only acks=all promises that an acknowledged message survives a
+    // failover (with acks=1 losing it is Kafka's documented behaviour; with
+    // acks=0 no broker confirmed anything).
+    if (r.required_acks != -1) return std::nullopt;
+    absl::btree_map<std::pair<std::string_view, int32_t>, const std::vector<LogEntry>*> logs;
+    for (const auto& [tp, entries] : r.kafka.final_logs) {
+      AssertSorted(entries);
+      logs.try_emplace(std::pair(std::string_view(tp.topic), tp.partition.value), &entries);
+    }
+    Witnesses w;
+    std::vector<uint64_t> ids;
+    for (const sarama::AckEvent& ack : r.producer.acks) {
+      const auto it = logs.find(std::pair(std::string_view(ack.topic), ack.partition));
+      const std::vector<LogEntry>* entries = it == logs.end() ? nullptr : it->second;
+      const std::optional<uint64_t> held =
+          entries == nullptr ? std::nullopt : RecordAt(*entries, ack.offset);
+      if (held.has_value() && *held == ack.id) continue;
+      if (ids.size() < kWitnessesMax) ids.push_back(ack.id);
+      w.Add([&] { return absl::StrCat(AckText(ack), ": ", Problem(r, ack, entries, held)); });
+    }
+    if (w.empty()) return std::nullopt;
+    return MakeViolation(name(),
+                         absl::StrCat(w.total(),
+                                      " acknowledged message(s) not in the final "
+                                      "log at the reported offset: ids ",
+                                      FewIds(ids, w.total())),
+                         w);
+  }
+
+ private:
+  // Binary search below needs base offsets in increasing order, which the
+  // cluster's log snapshot guarantees.
+  static void AssertSorted(const std::vector<LogEntry>& entries) {
+    for (size_t i = 1; i < entries.size(); ++i) {
+      PRODSIM_ASSERT(entries[i - 1].base_offset < entries[i].base_offset);
+    }
+  }
+
+  // The record id at `offset`, if the log holds that offset.
+  static std::optional<uint64_t> RecordAt(const std::vector<LogEntry>& entries, int64_t offset) {
+    auto it =
+        std::upper_bound(entries.begin(), entries.end(), offset,
+                         [](int64_t o, const LogEntry& e) { return o < e.base_offset.value; });
+    if (it == entries.begin()) return std::nullopt;
+    --it;
+    const int64_t index = offset - it->base_offset.value;
+    if (index >= static_cast<int64_t>(it->record_ids.size())) return std::nullopt;
+    return it->record_ids[static_cast<size_t>(index)];
+  }
+
+  static std::string Problem(const RunRecord& r, const sarama::AckEvent& ack,
+                             const std::vector<LogEntry>* entries, std::optional<uint64_t> held) {
+    std::string out;
+    if (entries == nullptr) {
+      out = "the partition has no final log";
+    } else if (held.has_value()) {
+      out = absl::StrCat("offset ", ack.offset, " holds id=", *held);
+    } else {
+      out =
+          absl::StrCat("offset ", ack.offset, " is not in the final log (", LogSpan(*entries), ")");
+    }
+    const std::string where = FindRecord(r.kafka, ack.id);
+    if (where.empty()) return absl::StrCat(out, "; id=", ack.id, " is in no final log");
+    return absl::StrCat(out, "; id=", ack.id, " is at ", where);
+  }
+
+  static std::string LogSpan(const std::vector<LogEntry>& entries) {
+    if (entries.empty()) return "empty";
+    const LogEntry& back = entries.back();
+    return absl::StrCat("offsets ", entries.front().base_offset.value, "..",
+                        back.base_offset.value + static_cast<int64_t>(back.record_ids.size()) - 1);
+  }
+};
+
+// ---------------------------------------------------------------------------
+// every-message-one-outcome
+
+class EveryMessageOneOutcome final : public Check {
+ public:
+  std::string_view name() const override { return "every-message-one-outcome"; }
+  std::optional<Violation> Evaluate(const RunRecord& r) const override {
+    const std::vector<OutcomeRef> outcomes = SortedOutcomes(r.producer);
+    const ProducedIndex produced(r);
+    Witnesses several = Several(outcomes);
+    Witnesses late = AfterClose(r);
+    Witnesses unknown = Unknown(outcomes, produced);
+    Witnesses missing = Missing(r, outcomes, produced);
+    std::vector<std::string> parts;
+    if (!several.empty()) {
+      parts.push_back(absl::StrCat(several.total(), " message(s) with more than one outcome"));
+    }
+    if (!late.empty()) {
+      parts.push_back(absl::StrCat(late.total(), " outcome(s) after Close returned at ",
+                                   At(*r.close_returned_at)));
+    }
+    if (!unknown.empty()) {
+      parts.push_back(absl::StrCat(unknown.total(), " outcome(s) for ids never produced"));
+    }
+    if (!missing.empty()) {
+      parts.push_back(absl::StrCat(missing.total(),
+                                   " message(s) with no outcome though Close "
+                                   "returned at ",
+                                   At(*r.close_returned_at)));
+    }
+    several.Merge(std::move(late));
+    several.Merge(std::move(unknown));
+    several.Merge(std::move(missing));
+    if (several.empty()) return std::nullopt;
+    return MakeViolation(name(), absl::StrJoin(parts, "; "), several);
+  }
+
+ private:
+  static std::string OutcomeText(const OutcomeRef& o) {
+    return o.ack != nullptr ? AckText(*o.ack) : ErrorText(*o.error);
+  }
+
+  static Witnesses Several(const std::vector<OutcomeRef>& outcomes) {
+    Witnesses w;
+    for (size_t begin = 0, end = 0; begin < outcomes.size(); begin = end) {
+      end = GroupEnd(outcomes, begin);
+      if (end - begin == 1) continue;
+      w.Add([&] {
+        std::vector<std::string> texts;
+        for (size_t i = begin; i < end; ++i) texts.push_back(OutcomeText(outcomes[i]));
+        return absl::StrCat("id=", outcomes[begin].id, " has ", end - begin,
+                            " outcomes: ", absl::StrJoin(texts, "; "));
+      });
+    }
+    return w;
+  }
+
+  static Witnesses AfterClose(const RunRecord& r) {
+    Witnesses w;
+    if (!r.close_returned_at.has_value()) return w;
+    const sim::Time closed = *r.close_returned_at;
+    const std::string suffix = absl::StrCat(", after Close returned at ", At(closed));
+    for (const sarama::AckEvent& a : r.producer.acks) {
+      if (a.at > closed) w.Add([&] { return absl::StrCat(AckText(a), suffix); });
+    }
+    for (const sarama::ErrorEvent& e : r.producer.errors) {
+      if (e.at > closed) w.Add([&] { return absl::StrCat(ErrorText(e), suffix); });
+    }
+    return w;
+  }
+
+  static Witnesses Unknown(const std::vector<OutcomeRef>& outcomes, const ProducedIndex& produced) {
+    Witnesses w;
+    for (size_t begin = 0, end = 0; begin < outcomes.size(); begin = end) {
+      end = GroupEnd(outcomes, begin);
+      const OutcomeRef& o = outcomes[begin];
+      if (produced.Find(o.id).has_value()) continue;
+      w.Add([&] { return absl::StrCat(OutcomeText(o), ": id=", o.id, " was never produced"); });
+    }
+    return w;
+  }
+
+  static Witnesses Missing(const RunRecord& r, const std::vector<OutcomeRef>& outcomes,
+                           const ProducedIndex& produced) {
+    Witnesses w;
+    if (!r.close_returned_at.has_value()) return w;  // liveness judges unfinished runs
+    // Both sorted by id: walk them together.
+    size_t k = 0;
+    for (const auto& [id, position] : produced.by_id()) {
+      while (k < outcomes.size() && outcomes[k].id < id) ++k;
+      if (k < outcomes.size() && outcomes[k].id == id) continue;
+      w.Add([&, id = id, position = position] {
+        const ProducedMessage& m = r.produced[position];
+        return absl::StrCat("id=", id, " (", Sv(m.topic), ", produced ", At(m.at),
+                            ") has no outcome; Close returned ", At(*r.close_returned_at));
+      });
+    }
+    return w;
+  }
+};
+
+// ---------------------------------------------------------------------------
+// no-producer-assertion
+
+class NoProducerAssertion final : public Check {
+ public:
+  std::string_view name() const override { return "no-producer-assertion"; }
+  std::optional<Violation> Evaluate(const RunRecord& r) const override {
+    Witnesses w;
+    for (const sarama::ErrorEvent& e : r.producer.errors) {
+      if (e.err.Is(sarama::ErrorKind::kProduceSetAssertion)) w.Add([&] { return ErrorText(e); });
+    }
+    if (w.empty()) return std::nullopt;
+    return MakeViolation(name(),
+                         absl::StrCat("the producer failed its produceSet assertion (message out "
+                                      "of sequence added to a batch) for ",
+                                      w.total(), " message(s)"),
+                         w);
+  }
+};
+
+// ---------------------------------------------------------------------------
+// no-broker-sequence-error
+
+class NoBrokerSequenceError final : public Check {
+ public:
+  std::string_view name() const override { return "no-broker-sequence-error"; }
+  std::optional<Violation> Evaluate(const RunRecord& r) const override {
+    Witnesses w;
+    for (const kafka::ResponseEvent& resp : r.kafka.responses) {
+      if (resp.error != kafka::ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER &&
+          resp.error != kafka::ErrorCode::INVALID_PRODUCER_EPOCH) {
+        continue;
+      }
+      w.Add([&] {
+        return absl::StrCat(At(resp.at), " broker=", resp.broker.value, " ",
+                            Sv(kafka::ApiKeyName(resp.api)), " response corr=", resp.correlation_id,
+                            " ", resp.tp.ToString(), " ", Sv(kafka::ErrorCodeName(resp.error)),
+                            resp.dropped ? " (dropped before sending)" : "");
+      });
+    }
+    if (w.empty()) return std::nullopt;
+    return MakeViolation(name(),
+                         absl::StrCat("brokers answered ", w.total(),
+                                      " request(s) with OUT_OF_ORDER_SEQUENCE_NUMBER or "
+                                      "INVALID_PRODUCER_EPOCH"),
+                         w);
+  }
+};
+
+// ---------------------------------------------------------------------------
+// liveness
+
+class Liveness final : public Check {
+ public:
+  std::string_view name() const override { return "liveness"; }
+  std::optional<Violation> Evaluate(const RunRecord& r) const override {
+    if (r.run.outcome == sim::Outcome::kDeadlock) return Deadlock(r);
+    const Resolved resolved = EarliestOutcomes(r);
+    if (r.run.outcome == sim::Outcome::kStepLimit || r.run.outcome == sim::Outcome::kTimeLimit) {
+      std::optional<Violation> v = AtLimit(r, resolved);
+      if (v.has_value()) return v;
+    }
+    return AfterHeal(r, resolved);
+  }
+
+ private:
+  using Resolved = std::vector<std::pair<uint64_t, sim::Time>>;  // sorted by id
+
+  // The earliest outcome of each message that has one.
+  static Resolved EarliestOutcomes(const RunRecord& r) {
+    const std::vector<OutcomeRef> outcomes = SortedOutcomes(r.producer);
+    Resolved out;
+    for (size_t begin = 0, end = 0; begin < outcomes.size(); begin = end) {
+      end = GroupEnd(outcomes, begin);
+      sim::Time first = outcomes[begin].at;
+      for (size_t i = begin + 1; i < end; ++i) first = std::min(first, outcomes[i].at);
+      out.emplace_back(outcomes[begin].id, first);
+    }
+    return out;
+  }
+
+  static std::optional<Violation> Deadlock(const RunRecord& r) {
+    std::vector<std::string_view> lines;
+    for (absl::string_view line : absl::StrSplit(r.run.detail, '\n', absl::SkipWhitespace())) {
+      lines.emplace_back(line.data(), line.size());
+    }
+    constexpr size_t kQuoted = 3;
+    std::string quoted;
+    for (size_t i = 0; i < lines.size() && i < kQuoted; ++i) {
+      absl::StrAppend(&quoted, i == 0 ? "" : " | ", Trim(lines[i]));
+    }
+    if (lines.size() > kQuoted) absl::StrAppend(&quoted, " | ...");
+    Witnesses w;
+    // The first line is the header; the blocked tasks follow it.
+    const size_t from = lines.size() > 1 ? 1 : 0;
+    for (size_t i = from; i < lines.size(); ++i) {
+      w.Add([&] { return absl::StrCat(At(r.run.end_time), " ", Trim(lines[i])); });
+    }
+    if (w.empty()) w.Add([&] { return absl::StrCat(At(r.run.end_time), " deadlock (no detail)"); });
+    return MakeViolation("liveness", absl::StrCat("deadlock at ", At(r.run.end_time), ": ", quoted),
+                         w);
+  }
+
+  static std::string Trim(std::string_view s) {
+    const size_t b = s.find_first_not_of(' ');
+    return b == std::string_view::npos ? std::string() : std::string(s.substr(b));
+  }
+
+  // Produced ids with no outcome at or before `by` (all outcomes if nullopt),
+  // in produce order, each once.
+  static std::vector<size_t> Unresolved(const RunRecord& r, const Resolved& resolved,
+                                        std::optional<sim::Time> by) {
+    const ProducedIndex produced(r);
+    std::vector<size_t> out;
+    for (size_t i = 0; i < r.produced.size(); ++i) {
+      const uint64_t id = r.produced[i].id;
+      if (produced.Find(id) != i) continue;  // a reused id counts once
+      const auto it = std::lower_bound(resolved.begin(), resolved.end(), id,
+                                       [](const auto& x, uint64_t v) { return x.first < v; });
+      const bool has = it != resolved.end() && it->first == id;
+      if (has && (!by.has_value() || it->second <= *by)) continue;
+      out.push_back(i);
+    }
+    return out;
+  }
+
+  static std::string IdsOf(const RunRecord& r, const std::vector<size_t>& indexes) {
+    std::vector<uint64_t> ids;
+    for (size_t i = 0; i < indexes.size() && i < kWitnessesMax; ++i) {
+      ids.push_back(r.produced[indexes[i]].id);
+    }
+    return FewIds(ids, indexes.size());
+  }
+
+  static void AddUnresolved(const RunRecord& r, const std::vector<size_t>& indexes, Witnesses& w) {
+    for (size_t i : indexes) {
+      w.Add([&] {
+        const ProducedMessage& m = r.produced[i];
+        return absl::StrCat("id=", m.id, " (", Sv(m.topic), ", produced ", At(m.at),
+                            ") unresolved");
+      });
+    }
+  }
+
+  static std::optional<Violation> AtLimit(const RunRecord& r, const Resolved& resolved) {
+    const std::vector<size_t> open = Unresolved(r, resolved, std::nullopt);
+    if (open.empty()) return std::nullopt;
+    Witnesses w;
+    AddUnresolved(r, open, w);
+    return MakeViolation(
+        "liveness",
+        absl::StrCat("run hit its ", Sv(sim::OutcomeName(r.run.outcome)), " at ",
+                     At(r.run.end_time), " with ", open.size(), " of ", r.produced.size(),
+                     " produced message(s) unresolved: ids ", IdsOf(r, open)),
+        w);
+  }
+
+  // Everything must be settled `liveness_grace` after the last of: the last
+  // fault healing, the last message produced, the call to Close.
+  static sim::Time Deadline(const RunRecord& r) {
+    sim::Time from = r.faults_healed_at;
+    for (const ProducedMessage& m : r.produced) from = std::max(from, m.at);
+    if (r.close_called_at.has_value()) from = std::max(from, *r.close_called_at);
+    return from + r.liveness_grace;
+  }
+
+  static std::optional<Violation> AfterHeal(const RunRecord& r, const Resolved& resolved) {
+    const sim::Time deadline = Deadline(r);
+    const std::vector<size_t> open = Unresolved(r, resolved, deadline);
+    const bool closed_in_time = r.close_returned_at.has_value() && *r.close_returned_at <= deadline;
+    if (open.empty() && closed_in_time) return std::nullopt;
+    Witnesses w;
+    std::string close_text;
+    if (!r.close_returned_at.has_value()) {
+      close_text = r.close_called_at.has_value()
+                       ? absl::StrCat("Close called ", At(*r.close_called_at), " never returned")
+                       : std::string("Close was never called");
+    } else {
+      close_text = absl::StrCat("Close returned ", At(*r.close_returned_at));
+    }
+    if (!closed_in_time) {
+      w.Add([&] { return absl::StrCat(close_text, ", deadline ", At(deadline)); });
+    }
+    AddUnresolved(r, open, w);
+    std::string explanation = absl::StrCat(
+        "not settled by ", At(deadline), " (faults healed ", At(r.faults_healed_at), " + grace ",
+        r.liveness_grace.ToString(), "; run ended ", Sv(sim::OutcomeName(r.run.outcome)), " ",
+        At(r.run.end_time), "): ", open.size(), " of ", r.produced.size(),
+        " produced message(s) unresolved");
+    if (!open.empty()) absl::StrAppend(&explanation, " (ids ", IdsOf(r, open), ")");
+    absl::StrAppend(&explanation, "; ", close_text);
+    return MakeViolation("liveness", std::move(explanation), w);
+  }
+};
+
+// The registry FindCheck and EvaluateAll use: built once, never changed.
+const std::vector<std::unique_ptr<Check>>& Registry() {
+  static const auto* const kRegistry = new std::vector<std::unique_ptr<Check>>(AllChecks());
+  return *kRegistry;
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<Check>> AllChecks() {
+  std::vector<std::unique_ptr<Check>> out;
+  out.push_back(std::make_unique<AckedBatchesInOrder>());
+  out.push_back(std::make_unique<LogSequencesContiguous>());
+  out.push_back(std::make_unique<NoDuplicates>());
+  out.push_back(std::make_unique<PerPartitionOrder>());
+  out.push_back(std::make_unique<AckedAreDurable>());
+  out.push_back(std::make_unique<EveryMessageOneOutcome>());
+  out.push_back(std::make_unique<NoProducerAssertion>());
+  out.push_back(std::make_unique<NoBrokerSequenceError>());
+  out.push_back(std::make_unique<Liveness>());
+  return out;
+}
+
+const Check* FindCheck(std::string_view name) {
+  for (const std::unique_ptr<Check>& c : Registry()) {
+    if (c->name() == name) return c.get();
+  }
+  return nullptr;
+}
+
+std::vector<Violation> EvaluateAll(const RunRecord& r) {
+  std::vector<Violation> out;
+  for (const std::unique_ptr<Check>& c : Registry()) {
+    std::optional<Violation> v = c->Evaluate(r);
+    if (v.has_value()) out.push_back(*std::move(v));
+  }
+  return out;
+}
+
+}  // namespace checks

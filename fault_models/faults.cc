@@ -1,0 +1,258 @@
+#include "fault_models/faults.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "sim/core/assert.h"
+
+namespace fault_models {
+namespace {
+
+std::string BrokerName(kafka::BrokerId b) { return absl::StrCat("broker-", b.value); }
+
+// Applies `fn(from, to)` to the link directions a fault names.
+template <typename Fn>
+void ForDirections(World& w, kafka::BrokerId b, Direction d, Fn fn) {
+  const net::NodeId node = w.cluster->broker(b).node();
+  if (d != Direction::kFromBroker) fn(w.client, node);
+  if (d != Direction::kToBroker) fn(node, w.client);
+}
+
+std::string_view DirectionName(Direction d) {
+  switch (d) {
+    case Direction::kToBroker: return "client->broker";
+    case Direction::kFromBroker: return "broker->client";
+    case Direction::kBoth: return "both ways";
+  }
+  return "?";
+}
+
+class Reset final : public Fault {
+ public:
+  explicit Reset(FaultParams p) : p_(std::move(p)) {}
+  void Apply(World& w) override {
+    w.network->ResetBetween(w.client, w.cluster->broker(p_.broker).node());
+  }
+  std::string Describe() const override {
+    return absl::StrCat("reset connections client<->", BrokerName(p_.broker));
+  }
+
+ private:
+  FaultParams p_;
+};
+
+class Partition final : public Fault {
+ public:
+  explicit Partition(FaultParams p) : p_(std::move(p)) {}
+  void Apply(World& w) override {
+    ForDirections(w, p_.broker, p_.direction,
+                  [&](net::NodeId a, net::NodeId b) { w.network->Partition(a, b); });
+  }
+  void Heal(World& w) override {
+    ForDirections(w, p_.broker, p_.direction,
+                  [&](net::NodeId a, net::NodeId b) { w.network->Heal(a, b); });
+  }
+  bool Lasting() const override { return true; }
+  std::string Describe() const override {
+    return absl::StrCat("partition client/", BrokerName(p_.broker), " ",
+                        std::string(DirectionName(p_.direction)));
+  }
+
+ private:
+  FaultParams p_;
+};
+
+class Crash final : public Fault {
+ public:
+  explicit Crash(FaultParams p) : p_(std::move(p)) {}
+  void Apply(World& w) override { w.cluster->CrashBroker(p_.broker); }
+  void Heal(World& w) override { w.cluster->RestartBroker(p_.broker); }
+  bool Lasting() const override { return true; }
+  std::string Describe() const override { return absl::StrCat("crash ", BrokerName(p_.broker)); }
+
+ private:
+  FaultParams p_;
+};
+
+class MoveLeader final : public Fault {
+ public:
+  explicit MoveLeader(FaultParams p) : p_(std::move(p)) {}
+  void Apply(World& w) override {
+    // Every partition the broker replicates, or the one named. A refused
+    // move (not a live ISR member) changes nothing, as a refused
+    // reassignment would.
+    for (const kafka::TopicPartition& tp : w.cluster->AllPartitions()) {
+      if (p_.tp.has_value() && tp != *p_.tp) continue;
+      (void)w.cluster->MoveLeader(tp, p_.broker);
+    }
+  }
+  std::string Describe() const override {
+    return absl::StrCat("move leader of ", p_.tp ? p_.tp->ToString() : std::string("all partitions"),
+                        " to ", BrokerName(p_.broker));
+  }
+
+ private:
+  FaultParams p_;
+};
+
+class ShrinkIsr final : public Fault {
+ public:
+  explicit ShrinkIsr(FaultParams p) : p_(std::move(p)) {}
+  void Apply(World& w) override {
+    const Time until = w.sched->now() + p_.duration.value_or(Duration::Seconds(5));
+    for (const kafka::TopicPartition& tp : w.cluster->AllPartitions()) {
+      if (p_.tp.has_value() && tp != *p_.tp) continue;
+      (void)w.cluster->ShrinkIsr(tp, p_.broker, until);
+    }
+  }
+  std::string Describe() const override {
+    return absl::StrCat("shrink ISR: drop ", BrokerName(p_.broker), " from ",
+                        p_.tp ? p_.tp->ToString() : std::string("all partitions"));
+  }
+
+ private:
+  FaultParams p_;
+};
+
+class InjectError final : public Fault {
+ public:
+  explicit InjectError(FaultParams p) : p_(std::move(p)) {}
+  void Apply(World& w) override {
+    w.cluster->InjectError(p_.broker, p_.api, p_.tp, p_.error, p_.count);
+  }
+  std::string Describe() const override {
+    return absl::StrCat("inject ", std::string(kafka::ErrorCodeName(p_.error)), " x", p_.count,
+                        " on ", BrokerName(p_.broker));
+  }
+
+ private:
+  FaultParams p_;
+};
+
+class DropResponses final : public Fault {
+ public:
+  explicit DropResponses(FaultParams p) : p_(std::move(p)) {}
+  void Apply(World& w) override { w.cluster->DropResponses(p_.broker, p_.count); }
+  std::string Describe() const override {
+    return absl::StrCat("drop ", p_.count, " responses of ", BrokerName(p_.broker));
+  }
+
+ private:
+  FaultParams p_;
+};
+
+class DelayProcessing final : public Fault {
+ public:
+  explicit DelayProcessing(FaultParams p) : p_(std::move(p)) {}
+  void Apply(World& w) override {
+    w.cluster->DelayProcessing(p_.broker, p_.extra,
+                               w.sched->now() + p_.duration.value_or(Duration::Seconds(1)));
+  }
+  std::string Describe() const override {
+    return absl::StrCat("delay processing on ", BrokerName(p_.broker), " by ", p_.extra.ToString());
+  }
+
+ private:
+  FaultParams p_;
+};
+
+class LatencySpike final : public Fault {
+ public:
+  explicit LatencySpike(FaultParams p) : p_(std::move(p)) {}
+  void Apply(World& w) override {
+    const Time until = w.sched->now() + p_.duration.value_or(Duration::Seconds(1));
+    ForDirections(w, p_.broker, p_.direction, [&](net::NodeId a, net::NodeId b) {
+      w.network->AddLatencySpike(a, b, p_.extra, until);
+    });
+  }
+  std::string Describe() const override {
+    return absl::StrCat("latency spike +", p_.extra.ToString(), " client/", BrokerName(p_.broker));
+  }
+
+ private:
+  FaultParams p_;
+};
+
+class PauseFetching final : public Fault {
+ public:
+  explicit PauseFetching(FaultParams p) : p_(std::move(p)) {}
+  void Apply(World& w) override {
+    w.cluster->PauseFetching(p_.broker, w.sched->now() + p_.duration.value_or(Duration::Seconds(1)));
+  }
+  std::string Describe() const override {
+    return absl::StrCat("pause replica fetching on ", BrokerName(p_.broker));
+  }
+
+ private:
+  FaultParams p_;
+};
+
+// Heals at the end of `duration` by itself (the cluster or network was told
+// the end time), so the schedule only records it.
+bool SelfHealing(const std::string& kind) {
+  return kind == "shrink_isr" || kind == "delay_processing" || kind == "latency_spike" ||
+         kind == "pause_fetching";
+}
+
+sim::Task<void> ApplyAt(World w, FaultParams p, std::shared_ptr<Fault> f) {
+  if (p.at > w.sched->now()) co_await w.sched->Sleep(p.at - w.sched->now());
+  w.cluster->RecordFault(f->Describe());
+  f->Apply(w);
+  if (!p.duration.has_value() || !p.heal) co_return;
+  co_await w.sched->Sleep(*p.duration);
+  if (f->Lasting()) f->Heal(w);
+  w.cluster->RecordFault(f->Describe(), /*healed=*/true);
+}
+
+}  // namespace
+
+const std::vector<std::string>& FaultKinds() {
+  static const std::vector<std::string> kinds = {
+      "reset",          "partition",        "crash",         "move_leader",    "shrink_isr",
+      "inject_error",   "drop_responses",   "delay_processing", "latency_spike", "pause_fetching"};
+  return kinds;
+}
+
+absl::StatusOr<std::unique_ptr<Fault>> MakeFault(const FaultParams& p) {
+  if (p.kind == "reset") return std::make_unique<Reset>(p);
+  if (p.kind == "partition") return std::make_unique<Partition>(p);
+  if (p.kind == "crash") return std::make_unique<Crash>(p);
+  if (p.kind == "move_leader") return std::make_unique<MoveLeader>(p);
+  if (p.kind == "shrink_isr") return std::make_unique<ShrinkIsr>(p);
+  if (p.kind == "inject_error") return std::make_unique<InjectError>(p);
+  if (p.kind == "drop_responses") return std::make_unique<DropResponses>(p);
+  if (p.kind == "delay_processing") return std::make_unique<DelayProcessing>(p);
+  if (p.kind == "latency_spike") return std::make_unique<LatencySpike>(p);
+  if (p.kind == "pause_fetching") return std::make_unique<PauseFetching>(p);
+  return absl::InvalidArgumentError(absl::StrCat("unknown fault kind '", p.kind, "'"));
+}
+
+void FaultSchedule::Add(const FaultParams& p, std::unique_ptr<Fault> fault) {
+  PRODSIM_ASSERT(fault != nullptr);
+  entries_.push_back(Entry{p, std::shared_ptr<Fault>(std::move(fault))});
+}
+
+void FaultSchedule::Start(World w) {
+  PRODSIM_ASSERT(w.sched != nullptr);
+  PRODSIM_ASSERT(w.cluster != nullptr);
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    w.sched->Go(absl::StrCat("fault#", i, ".", entries_[i].params.kind),
+                ApplyAt(w, entries_[i].params, entries_[i].fault), {.daemon = true});
+  }
+}
+
+Time FaultSchedule::healed_at() const {
+  Time last;
+  for (const Entry& e : entries_) {
+    Time end = e.params.at;
+    if (e.params.duration.has_value() && (e.params.heal || SelfHealing(e.params.kind))) {
+      end = end + *e.params.duration;
+    } else if (e.fault->Lasting()) {
+      return Time::Max();  // a lasting fault that never heals
+    }
+    last = std::max(last, end);
+  }
+  return last;
+}
+
+}  // namespace fault_models
