@@ -10,3 +10,6 @@ bash tools/setup.sh
 cmake --preset default >/dev/null
 cmake --build --preset default -j "$(nproc)" >/dev/null
 ./build/default/producer/sarama_demo
+echo
+echo "== the known-bug scenario files, replayed with prodsim run"
+./build/default/scenarios/prodsim run scenarios/known/*.toml || true

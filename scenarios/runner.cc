@@ -1,0 +1,312 @@
+#include "scenarios/runner.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "fault_models/faults.h"
+#include "producer/async_producer.h"
+#include "sim/kafka/cluster.h"
+
+namespace scenarios {
+
+using sim::Duration;
+using sim::Time;
+
+std::string_view VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kPass: return "pass";
+    case Verdict::kSafety: return "safety";
+    case Verdict::kLiveness: return "liveness";
+    case Verdict::kDeadlock: return "deadlock";
+    case Verdict::kProducerAssertion: return "producer-assertion";
+    case Verdict::kHarnessError: return "harness-error";
+  }
+  return "?";
+}
+
+absl::StatusOr<Verdict> ParseVerdict(std::string_view name) {
+  for (Verdict v : {Verdict::kPass, Verdict::kSafety, Verdict::kLiveness, Verdict::kDeadlock,
+                    Verdict::kProducerAssertion, Verdict::kHarnessError}) {
+    if (VerdictName(v) == name) return v;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown verdict '", std::string(name), "'"));
+}
+
+int ExitCode(Verdict v) {
+  switch (v) {
+    case Verdict::kPass: return 0;
+    case Verdict::kSafety: return 1;
+    case Verdict::kLiveness: return 2;
+    case Verdict::kDeadlock: return 3;
+    case Verdict::kProducerAssertion: return 4;
+    case Verdict::kHarnessError: return 70;  // EX_SOFTWARE
+  }
+  return 70;
+}
+
+namespace {
+
+// Everything one run owns. Members are destroyed in reverse order: the
+// scheduler (and its coroutine frames) goes last but one, before nothing
+// that a frame still points to is freed.
+struct World {
+  explicit World(const Scenario& s, const sim::SchedulerOptions& o, kafka::ClusterConfig cc)
+      : sched(o),
+        network(sched, sched.prng().Fork("net")),
+        client(network.AddNode("client")),
+        cluster(sched, network, std::move(cc), &record.kafka) {}
+  ~World() {
+    producer.reset();
+    sched.DestroyTasks();  // before the cluster and network the frames point to
+  }
+
+  checks::RunRecord record;
+  sim::Scheduler sched;
+  net::Network network;
+  net::NodeId client;
+  kafka::Cluster cluster;
+  std::unique_ptr<sarama::AsyncProducer> producer;
+  std::string harness_error;
+};
+
+absl::StatusOr<sarama::Config> ProducerConfig(const ProducerSpec& p) {
+  sarama::Config c = sarama::NewConfig();
+  if (p.idempotent) c.producer.idempotent = *p.idempotent;
+  if (p.net_max_open_requests) c.net.max_open_requests = *p.net_max_open_requests;
+  if (p.net_read_timeout) c.net.read_timeout = *p.net_read_timeout;
+  if (p.net_dial_timeout) c.net.dial_timeout = *p.net_dial_timeout;
+  if (p.required_acks) c.producer.required_acks = static_cast<sarama::RequiredAcks>(*p.required_acks);
+  if (p.timeout) c.producer.timeout = *p.timeout;
+  if (p.retry_max) c.producer.retry.max = *p.retry_max;
+  if (p.retry_backoff) c.producer.retry.backoff = *p.retry_backoff;
+  if (p.return_successes) c.producer.return_.successes = *p.return_successes;
+  if (p.return_errors) c.producer.return_.errors = *p.return_errors;
+  if (p.flush_messages) c.producer.flush.messages = *p.flush_messages;
+  if (p.flush_bytes) c.producer.flush.bytes = *p.flush_bytes;
+  if (p.flush_frequency) c.producer.flush.frequency = *p.flush_frequency;
+  if (p.flush_max_messages) c.producer.flush.max_messages = *p.flush_max_messages;
+  if (p.max_message_bytes) c.producer.max_message_bytes = *p.max_message_bytes;
+  if (p.channel_buffer_size) c.channel_buffer_size = *p.channel_buffer_size;
+  if (p.metadata_retry_max) c.metadata.retry.max = *p.metadata_retry_max;
+  if (p.metadata_retry_backoff) c.metadata.retry.backoff = *p.metadata_retry_backoff;
+  if (p.version) {
+    absl::StatusOr<sarama::KafkaVersion> v = sarama::ParseKafkaVersion(*p.version);
+    if (!v.ok()) return v.status();
+    c.version = *v;
+  }
+  if (absl::Status st = c.Validate(); !st.ok()) return st;
+  return c;
+}
+
+absl::StatusOr<kafka::ClusterConfig> ClusterConfigOf(const ClusterSpec& s) {
+  kafka::ClusterConfig c;
+  c.brokers = s.brokers;
+  for (const TopicSpec& t : s.topics) c.topics.push_back({t.name, t.partitions, t.replication_factor});
+  c.min_insync_replicas = s.min_insync_replicas;
+  absl::StatusOr<kafka::KafkaVersion> v = kafka::ParseKafkaVersion(s.kafka_version);
+  if (!v.ok()) return v.status();
+  c.version = *v;
+  c.metadata_delay_max = s.metadata_delay_max;
+  c.replica_fetch_interval = s.replica_fetch_interval;
+  c.replica_lag_time_max = s.replica_lag_time_max;
+  return c;
+}
+
+net::LatencyModel LatencyOf(const LatencySpec& l) {
+  if (l.kind == "uniform") return net::LatencyModel::Uniform(l.min, l.max);
+  if (l.kind == "exponential") return net::LatencyModel::Exponential(l.min, l.mean, l.cap);
+  return net::LatencyModel::Constant(l.min);
+}
+
+absl::StatusOr<fault_models::FaultParams> FaultParamsOf(const FaultSpec& f) {
+  fault_models::FaultParams p;
+  p.kind = f.kind;
+  p.at = Time() + f.at;
+  p.duration = f.duration;
+  p.broker = kafka::BrokerId(f.broker);
+  p.direction = f.direction == "to_broker"     ? fault_models::Direction::kToBroker
+                : f.direction == "from_broker" ? fault_models::Direction::kFromBroker
+                                               : fault_models::Direction::kBoth;
+  if (!f.topic.empty()) p.tp = kafka::TopicPartition{f.topic, kafka::PartitionId(std::max(0, f.partition))};
+  p.api = f.api == "metadata"           ? kafka::ApiKey::kMetadata
+          : f.api == "init_producer_id" ? kafka::ApiKey::kInitProducerId
+                                        : kafka::ApiKey::kProduce;
+  if (!f.error.empty()) {
+    bool found = false;
+    for (int code = 0; code < 100 && !found; ++code) {
+      const auto e = static_cast<kafka::ErrorCode>(code);
+      if (kafka::ErrorCodeName(e) == f.error) {
+        p.error = e;
+        found = true;
+      }
+    }
+    if (!found) return absl::InvalidArgumentError(absl::StrCat("unknown Kafka error ", f.error));
+  }
+  p.count = f.count;
+  p.extra = f.extra;
+  p.heal = f.heal;
+  return p;
+}
+
+// The application's side of the outcomes: reads Successes and Errors until
+// both are closed, and notes when that happened (Close has returned).
+sim::Task<void> Drain(World* w) {
+  std::optional<sarama::MessagePtr> s;
+  std::optional<sarama::ProducerError> e;
+  sim::Chan<sarama::MessagePtr>* sc = w->producer->Successes();
+  sim::Chan<sarama::ProducerError>* ec = w->producer->Errors();
+  while (sc != nullptr || ec != nullptr) {
+    const int which = co_await sim::Select(w->sched, sim::RecvCase(sc, &s), sim::RecvCase(ec, &e));
+    if (which == 0 && !s.has_value()) sc = nullptr;
+    if (which == 1 && !e.has_value()) ec = nullptr;
+  }
+  w->record.close_returned_at = w->sched.now();
+}
+
+sim::Task<void> CloseAt(World* w, Duration at) {
+  if (Time() + at > w->sched.now()) co_await w->sched.Sleep(Time() + at - w->sched.now());
+  if (!w->record.close_called_at) {
+    w->record.close_called_at = w->sched.now();
+    w->producer->AsyncClose();
+  }
+}
+
+// The application: create the producer, write the workload, close.
+sim::Task<void> Application(World* w, const Scenario* s, sarama::Config conf,
+                            sarama::Profile profile) {
+  sarama::Env env{&w->sched, &w->network, w->client, &w->record.producer};
+  absl::StatusOr<std::unique_ptr<sarama::AsyncProducer>> p =
+      co_await sarama::AsyncProducer::New(env, w->cluster.BootstrapNodes(), std::move(conf), profile);
+  if (!p.ok()) {
+    w->harness_error = absl::StrCat("NewAsyncProducer failed: ", std::string(p.status().message()));
+    co_return;
+  }
+  w->producer = std::move(*p);
+  w->sched.Go("app.drain", Drain(w));
+  const WorkloadSpec& wl = s->workload;
+  if (wl.close_at) w->sched.Go("app.close-at", CloseAt(w, *wl.close_at));
+  std::vector<std::string> topics = wl.topics;
+  if (topics.empty()) {
+    for (const TopicSpec& t : s->cluster.topics) topics.push_back(t.name);
+  }
+  for (int32_t i = 0; i < wl.messages; ++i) {
+    if (i > 0 && i % wl.burst == 0 && wl.interval.nanos() > 0) co_await w->sched.Sleep(wl.interval);
+    if (w->record.close_called_at) break;  // closed early: the rest is never written
+    auto msg = std::make_shared<sarama::ProducerMessage>();
+    msg->topic = topics[static_cast<size_t>(i) % topics.size()];
+    msg->key = absl::StrCat("key-", i % wl.keys);
+    msg->value_bytes = wl.value_bytes;
+    msg->id = static_cast<uint64_t>(i) + 1;
+    w->record.produced.push_back({msg->id, msg->topic, *msg->key, w->sched.now()});
+    co_await w->producer->Input()->Send(msg);
+  }
+  if (!w->record.close_called_at) {
+    w->record.close_called_at = w->sched.now();
+    w->producer->AsyncClose();
+  }
+}
+
+Verdict Decide(const RunOutput& out, std::string* failing) {
+  auto has = [&](std::string_view name) {
+    return std::any_of(out.violations.begin(), out.violations.end(),
+                       [&](const checks::Violation& v) { return v.check == name; });
+  };
+  if (has("no-producer-assertion")) {
+    *failing = "no-producer-assertion";
+    return Verdict::kProducerAssertion;
+  }
+  for (const checks::Violation& v : out.violations) {
+    if (v.check != "liveness") {
+      *failing = v.check;
+      return Verdict::kSafety;
+    }
+  }
+  if (has("liveness")) {
+    *failing = "liveness";
+    return out.record.run.outcome == sim::Outcome::kDeadlock ? Verdict::kDeadlock
+                                                             : Verdict::kLiveness;
+  }
+  return Verdict::kPass;
+}
+
+}  // namespace
+
+RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
+  RunOutput out;
+  absl::StatusOr<sarama::Config> conf = ProducerConfig(s.producer);
+  absl::StatusOr<kafka::ClusterConfig> cc = ClusterConfigOf(s.cluster);
+  absl::StatusOr<sarama::Profile> profile = sarama::ParseProfile(s.producer.profile);
+  absl::StatusOr<sim::Policy> policy = sim::ParsePolicy(s.schedule.policy);
+  for (const absl::Status& st : {conf.status(), cc.status(), profile.status(), policy.status()}) {
+    if (!st.ok()) {
+      out.verdict = Verdict::kHarnessError;
+      out.harness_error = std::string(st.message());
+      return out;
+    }
+  }
+  fault_models::FaultSchedule schedule;
+  for (const FaultSpec& f : s.faults) {
+    absl::StatusOr<fault_models::FaultParams> p = FaultParamsOf(f);
+    absl::StatusOr<std::unique_ptr<fault_models::Fault>> fault =
+        p.ok() ? fault_models::MakeFault(*p) : p.status();
+    if (!fault.ok()) {
+      out.verdict = Verdict::kHarnessError;
+      out.harness_error = std::string(fault.status().message());
+      return out;
+    }
+    schedule.Add(*p, std::move(*fault));
+  }
+  sim::SchedulerOptions o;
+  o.seed = s.seed;
+  o.policy = *policy;
+  o.pct_depth = static_cast<uint32_t>(s.schedule.pct_depth);
+  o.pct_steps = static_cast<uint64_t>(s.schedule.pct_steps);
+  o.preempt_per_mille = static_cast<uint32_t>(s.schedule.preempt_per_mille);
+  o.step_limit = static_cast<uint64_t>(s.limits.steps);
+  // Once the faults healed, the run may go on for the liveness grace only.
+  const Time healed = schedule.healed_at();
+  Time limit = Time() + s.limits.time;
+  if (healed != Time::Max()) limit = std::min(limit, healed + s.limits.liveness_grace);
+  o.time_limit = limit;
+  o.record_trace = options.record_trace;
+
+  auto w = std::make_unique<World>(s, o, *cc);
+  w->network.SetDefaultLatency(LatencyOf(s.network.latency));
+  w->record.idempotent = conf->producer.idempotent;
+  w->record.required_acks = conf->producer.required_acks;
+  w->record.faults_healed_at = healed == Time::Max() ? Time::Max() : healed;
+  w->record.liveness_grace = s.limits.liveness_grace;
+  schedule.Start(fault_models::World{&w->sched, &w->network, &w->cluster, w->client});
+  w->sched.Go("app", Application(w.get(), &s, *conf, *profile));
+  w->record.run = w->sched.Run();
+  w->cluster.SnapshotLogs();
+  if (options.record_trace) out.trace = w->sched.RenderTrace();
+  if (!w->harness_error.empty()) {
+    out.verdict = Verdict::kHarnessError;
+    out.harness_error = w->harness_error;
+    out.record = std::move(w->record);
+    return out;
+  }
+  out.violations = checks::EvaluateAll(w->record);
+  out.record = std::move(w->record);
+  out.verdict = Decide(out, &out.failing_check);
+  return out;
+}
+
+bool MatchesExpect(const Scenario& s, const RunOutput& out, std::string* why) {
+  if (!s.expect.has_value()) return true;
+  if (VerdictName(out.verdict) != s.expect->verdict) {
+    *why = absl::StrCat("expected verdict ", s.expect->verdict, ", got ",
+                        std::string(VerdictName(out.verdict)));
+    return false;
+  }
+  if (!s.expect->check.empty() && s.expect->check != out.failing_check) {
+    *why = absl::StrCat("expected failing check ", s.expect->check, ", got ",
+                        out.failing_check.empty() ? "none" : out.failing_check);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace scenarios

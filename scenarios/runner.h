@@ -1,0 +1,58 @@
+// The world builder and the runner: a Scenario in, a verdict out.
+//
+// RunScenario builds the world a scenario describes (scheduler, network,
+// cluster, the producer model with its config, the workload, the fault
+// schedule), runs it to the end, records what happened (checks/RunRecord),
+// evaluates every property check, and maps the result to a verdict. It is a
+// pure function of the Scenario: the same scenario gives the same digest.
+#ifndef PRODSIM_SCENARIOS_RUNNER_H_
+#define PRODSIM_SCENARIOS_RUNNER_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "checks/check.h"
+#include "checks/run_record.h"
+#include "scenarios/scenario.h"
+
+namespace scenarios {
+
+enum class Verdict {
+  kPass,
+  kSafety,             // a safety check failed
+  kLiveness,           // stuck, or unresolved messages after faults healed
+  kDeadlock,           // all tasks asleep, nothing pending
+  kProducerAssertion,  // the producer returned Sarama's own assertion error
+  kHarnessError,       // the world could not be built or run as described
+};
+std::string_view VerdictName(Verdict v);
+absl::StatusOr<Verdict> ParseVerdict(std::string_view name);
+// The process exit code of `prodsim run` for a verdict (README documents).
+int ExitCode(Verdict v);
+
+struct RunOptions {
+  bool record_trace = false;
+};
+
+struct RunOutput {
+  Verdict verdict = Verdict::kPass;
+  // The check that decides the verdict (empty for pass), and all violations.
+  std::string failing_check;
+  std::vector<checks::Violation> violations;
+  checks::RunRecord record;
+  std::string trace;  // the rendered trace, if recorded
+  std::string harness_error;
+};
+
+// Builds and runs. A Scenario that parsed is runnable; an error here is a
+// harness error (returned in the output, not as a status).
+RunOutput RunScenario(const Scenario& s, const RunOptions& options = {});
+
+// Does the output match the scenario's expect block? (True if none.)
+bool MatchesExpect(const Scenario& s, const RunOutput& out, std::string* why);
+
+}  // namespace scenarios
+
+#endif  // PRODSIM_SCENARIOS_RUNNER_H_

@@ -1,0 +1,175 @@
+// Scenario: everything that determines a run, as a plain value.
+//
+// A scenario file (TOML, see scenarios/README.md) parses into this struct
+// and prints back from it; print(parse(text)) parses to the same struct.
+// A run is a pure function of a Scenario: the world builder reads nothing
+// else (no environment, no clock).
+#ifndef PRODSIM_SCENARIOS_SCENARIO_H_
+#define PRODSIM_SCENARIOS_SCENARIO_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/core/time.h"
+
+namespace scenarios {
+
+using sim::Duration;
+
+struct ScheduleSpec {
+  std::string policy = "random";  // fifo | random | pct
+  int32_t pct_depth = 3;
+  int64_t pct_steps = 200000;
+  int32_t preempt_per_mille = 500;
+
+  bool operator==(const ScheduleSpec&) const = default;
+};
+
+// The producer: a profile and Sarama's config fields, by their Sarama
+// names in snake_case (Net.MaxOpenRequests -> net_max_open_requests).
+// Unset fields keep Sarama's defaults (NewConfig).
+struct ProducerSpec {
+  std::string profile = "sarama-1.42.1";
+  std::optional<bool> idempotent;
+  std::optional<int32_t> net_max_open_requests;
+  std::optional<Duration> net_read_timeout;
+  std::optional<Duration> net_dial_timeout;
+  std::optional<int32_t> required_acks;  // -1 (wait_for_all), 0, 1
+  std::optional<Duration> timeout;       // Producer.Timeout
+  std::optional<int32_t> retry_max;
+  std::optional<Duration> retry_backoff;
+  std::optional<bool> return_successes;
+  std::optional<bool> return_errors;
+  std::optional<int32_t> flush_messages;
+  std::optional<int32_t> flush_bytes;
+  std::optional<Duration> flush_frequency;
+  std::optional<int32_t> flush_max_messages;
+  std::optional<int32_t> max_message_bytes;
+  std::optional<int32_t> channel_buffer_size;
+  std::optional<int32_t> metadata_retry_max;
+  std::optional<Duration> metadata_retry_backoff;
+  std::optional<std::string> version;  // "2.6.0"
+
+  bool operator==(const ProducerSpec&) const = default;
+};
+
+struct TopicSpec {
+  std::string name;
+  int32_t partitions = 1;
+  int32_t replication_factor = 1;
+
+  bool operator==(const TopicSpec&) const = default;
+};
+
+struct ClusterSpec {
+  int32_t brokers = 3;
+  std::vector<TopicSpec> topics;
+  int32_t min_insync_replicas = 1;
+  std::string kafka_version = "2.6";
+  Duration metadata_delay_max = Duration::Millis(20);
+  Duration replica_fetch_interval = Duration::Millis(5);
+  Duration replica_lag_time_max = Duration::Seconds(30);
+
+  bool operator==(const ClusterSpec&) const = default;
+};
+
+struct LatencySpec {
+  std::string kind = "constant";  // constant | uniform | exponential
+  Duration min = Duration::Micros(500);
+  Duration max = Duration::Micros(500);
+  Duration mean = Duration::Micros(500);
+  Duration cap = Duration::Seconds(1);
+
+  bool operator==(const LatencySpec&) const = default;
+};
+
+struct NetworkSpec {
+  LatencySpec latency;
+
+  bool operator==(const NetworkSpec&) const = default;
+};
+
+struct WorkloadSpec {
+  int32_t messages = 100;
+  int32_t keys = 10;                    // keys "key-0".."key-{keys-1}", round robin
+  std::vector<std::string> topics;      // round robin; empty: every cluster topic
+  Duration interval = Duration::Millis(1);  // between bursts
+  int32_t burst = 1;                    // messages per burst
+  int32_t value_bytes = 100;
+  std::optional<Duration> close_at;     // AsyncClose at this time; unset: after the last message
+
+  bool operator==(const WorkloadSpec&) const = default;
+};
+
+// One timed fault (fault_models/ applies and heals it).
+struct FaultSpec {
+  // reset | partition | crash | move_leader | shrink_isr | inject_error |
+  // drop_responses | delay_processing | latency_spike | pause_fetching
+  std::string kind;
+  Duration at;
+  std::optional<Duration> duration;  // unset: the kind's default (or instant)
+  int32_t broker = 0;                // the target broker
+  std::string direction = "both";    // partition/latency_spike: to_broker | from_broker | both
+  std::string topic;                 // move_leader, shrink_isr, inject_error (optional)
+  int32_t partition = -1;
+  std::string error;                 // inject_error: a Kafka error name
+  std::string api = "produce";       // inject_error: produce | metadata | init_producer_id
+  int32_t count = 1;                 // inject_error, drop_responses
+  Duration extra;                    // delay_processing, latency_spike
+  bool heal = true;                  // heal at the end of duration
+
+  bool operator==(const FaultSpec&) const = default;
+};
+
+struct LimitsSpec {
+  int64_t steps = 20000000;
+  Duration time = Duration::Seconds(600);
+  // After the last fault heals, everything must be resolved within this.
+  Duration liveness_grace = Duration::Seconds(120);
+
+  bool operator==(const LimitsSpec&) const = default;
+};
+
+struct ExpectSpec {
+  std::string verdict;  // pass | safety | liveness | deadlock | producer-assertion | harness-error
+  std::string check;    // the failing check's name, for a failing verdict
+
+  bool operator==(const ExpectSpec&) const = default;
+};
+
+// Seeds are TOML integers in a file, so a scenario holds seeds 0..kSeedMax.
+inline constexpr uint64_t kSeedMax = INT64_MAX;
+
+struct Scenario {
+  uint64_t seed = 1;  // 0..kSeedMax
+  std::string description;
+  ScheduleSpec schedule;
+  ProducerSpec producer;
+  ClusterSpec cluster;
+  NetworkSpec network;
+  WorkloadSpec workload;
+  std::vector<FaultSpec> faults;
+  LimitsSpec limits;
+  std::optional<ExpectSpec> expect;
+
+  bool operator==(const Scenario&) const;
+};
+
+// Parses scenario text. `origin` names the file in errors, which read
+// "FILE:LINE:COLUMN: what is wrong (hint: how to fix it)" on one line.
+absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view origin);
+// Reads and parses a file; NOT_FOUND if it cannot be read.
+absl::StatusOr<Scenario> LoadScenario(const std::string& path);
+// The canonical TOML text of a scenario (every field, commented sections).
+// REQUIRES: `s` is valid, i.e. ParseScenario accepts some text giving it;
+// then ParseScenario(PrintScenario(s)) == s. Fields that a fault kind or a
+// latency kind does not use must keep their defaults (they are not printed).
+std::string PrintScenario(const Scenario& s);
+
+}  // namespace scenarios
+
+#endif  // PRODSIM_SCENARIOS_SCENARIO_H_
