@@ -29,14 +29,15 @@ constexpr int kExitBadFile = 65;
 constexpr int kExitNoFile = 66;
 
 constexpr const char* kUsage =
-    "usage: prodsim run FILE... [--trace=OUT] [--check-expect]\n"
+    "usage: prodsim run FILE... [--trace=OUT] [--timeline=OUT.json] [--check-expect]\n"
     "       prodsim print FILE\n"
     "       prodsim determinism FILE...\n"
     "       prodsim digest FILE...\n"
     "       prodsim help\n"
     "run: runs each scenario and prints one line per file (verdict, failing check,\n"
     "  digest, simulated time, steps, wall time). --trace=OUT writes the readable\n"
-    "  trace of the (single) file. --check-expect: exit 0 iff each file's [expect]\n"
+    "  trace of the (single) file; --timeline=OUT.json a Chrome/Perfetto trace-event\n"
+    "  file (open it in ui.perfetto.dev). --check-expect: exit 0 iff each file's [expect]\n"
     "  block holds.\n"
     "print: prints the scenario in canonical form.\n"
     "determinism: runs each scenario twice, once recording the trace, and checks\n"
@@ -48,6 +49,7 @@ constexpr const char* kUsage =
 struct Args {
   std::vector<std::string> files;
   std::string trace_out;
+  std::string timeline_out;
   bool check_expect = false;
 };
 
@@ -66,6 +68,9 @@ int ParseArgs(int argc, char** argv, Args* args) {
     if (absl::StartsWith(a, "--trace=")) {
       args->trace_out = a.substr(8);
       if (args->trace_out.empty()) return Usage("--trace needs a file name: --trace=OUT");
+    } else if (absl::StartsWith(a, "--timeline=")) {
+      args->timeline_out = a.substr(11);
+      if (args->timeline_out.empty()) return Usage("--timeline needs a file name: --timeline=OUT.json");
     } else if (a == "--check-expect") {
       args->check_expect = true;
     } else if (a == "--help" || a == "-h") {
@@ -117,7 +122,15 @@ void PrintOutcome(const std::string& path, const RunOutput& out, double wall_ms)
 
 int Run(const Args& args) {
   int code = 0;
+  size_t done = 0, failed = 0;
+  const auto started = WallClock::now();
   for (const std::string& path : args.files) {
+    if (args.files.size() >= 20 && done > 0 && done % 20 == 0) {
+      const double s = std::chrono::duration<double>(WallClock::now() - started).count();
+      std::fprintf(stderr, "[progress] %zu/%zu files, %zu not passing, %.1f files/s\n", done,
+                   args.files.size(), failed, static_cast<double>(done) / s);
+    }
+    ++done;
     Scenario s;
     int load_code = 0;
     if (!Load(path, &s, &load_code)) {
@@ -126,6 +139,7 @@ int Run(const Args& args) {
     }
     RunOptions options;
     options.record_trace = !args.trace_out.empty();
+    options.timeline = !args.timeline_out.empty();
     const auto start = WallClock::now();
     const RunOutput out = RunScenario(s, options);
     const double wall_ms = std::chrono::duration<double, std::milli>(WallClock::now() - start).count();
@@ -135,12 +149,18 @@ int Run(const Args& args) {
       f << out.trace;
       std::printf("  trace written to %s\n", args.trace_out.c_str());
     }
+    if (!args.timeline_out.empty()) {
+      std::ofstream f(args.timeline_out);
+      f << out.timeline;
+      std::printf("  timeline written to %s (open it in ui.perfetto.dev)\n", args.timeline_out.c_str());
+    }
     int this_code = ExitCode(out.verdict);
     if (args.check_expect) {
       std::string why;
       this_code = MatchesExpect(s, out, &why) ? 0 : 1;
       if (this_code != 0) std::printf("  expect does not hold: %s\n", why.c_str());
     }
+    if (this_code != 0) ++failed;
     if (code == 0) code = this_code;
   }
   return code;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "fault_models/faults.h"
 #include "producer/async_producer.h"
+#include "scenarios/timeline.h"
 #include "sim/kafka/cluster.h"
 
 namespace scenarios {
@@ -269,7 +270,7 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   Time limit = Time() + s.limits.time;
   if (healed != Time::Max()) limit = std::min(limit, healed + s.limits.liveness_grace);
   o.time_limit = limit;
-  o.record_trace = options.record_trace;
+  o.record_trace = options.record_trace || options.timeline;
 
   auto w = std::make_unique<World>(s, o, *cc);
   w->network.SetDefaultLatency(LatencyOf(s.network.latency));
@@ -282,6 +283,7 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   w->record.run = w->sched.Run();
   w->cluster.SnapshotLogs();
   if (options.record_trace) out.trace = w->sched.RenderTrace();
+  if (options.timeline) out.timeline = TimelineJson(w->sched, w->record);
   if (!w->harness_error.empty()) {
     out.verdict = Verdict::kHarnessError;
     out.harness_error = w->harness_error;

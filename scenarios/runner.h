@@ -34,6 +34,7 @@ int ExitCode(Verdict v);
 
 struct RunOptions {
   bool record_trace = false;
+  bool timeline = false;  // implies record_trace
 };
 
 struct RunOutput {
@@ -42,7 +43,8 @@ struct RunOutput {
   std::string failing_check;
   std::vector<checks::Violation> violations;
   checks::RunRecord record;
-  std::string trace;  // the rendered trace, if recorded
+  std::string trace;     // the rendered trace, if recorded
+  std::string timeline;  // Perfetto trace-event JSON, if asked for
   std::string harness_error;
 };
 

@@ -184,6 +184,7 @@ class Scheduler {
   // The modelled program's own randomness (Go's select choice, map order).
   Prng& program_prng() { return program_prng_; }
   Trace& trace() { return trace_; }
+  const Trace& trace() const { return trace_; }
   const SchedulerOptions& options() const { return options_; }
   Goroutine* current() const { return current_; }
   uint32_t current_id() const { return current_ != nullptr ? current_->id : 0; }
