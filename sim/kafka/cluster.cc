@@ -201,7 +201,6 @@ void Cluster::ElectLeader(const TopicPartition& tp, PartitionState& p) {
 void Cluster::CrashBroker(BrokerId id) {
   Broker& b = broker(id);
   if (!b.up_) return;
-  RecordFault(absl::StrCat("crash broker-", id.value));
   b.up_ = false;
   ++b.incarnation_;
   network_.SetNodeUp(b.node_, false);
@@ -224,7 +223,6 @@ void Cluster::CrashBroker(BrokerId id) {
 void Cluster::RestartBroker(BrokerId id) {
   Broker& b = broker(id);
   if (b.up_) return;
-  RecordFault(absl::StrCat("crash broker-", id.value), /*healed=*/true);
   b.up_ = true;
   network_.SetNodeUp(b.node_, true);
   for (auto& [tp, r] : b.replicas_) {
@@ -255,7 +253,6 @@ absl::Status Cluster::MoveLeader(const TopicPartition& tp, BrokerId to) {
     return absl::FailedPreconditionError(
         absl::StrCat("broker-", to.value, " is not a live ISR member of ", tp.ToString()));
   }
-  RecordFault(absl::StrCat("move leader of ", tp.ToString(), " to broker-", to.value));
   p.leader = to;
   ++p.leader_epoch;
   Publish();
@@ -272,8 +269,6 @@ absl::Status Cluster::ShrinkIsr(const TopicPartition& tp, BrokerId b, Time until
     return absl::FailedPreconditionError(absl::StrCat(
         "broker-", b.value, " is the leader or not in the ISR of ", tp.ToString()));
   }
-  RecordFault(absl::StrCat("shrink ISR of ", tp.ToString(), ": drop broker-", b.value,
-                           " until ", until.ToString()));
   Erase(p.isr, b);
   broker(b).MutableReplica(tp)->fetch_paused_until = until;
   Publish();
@@ -283,27 +278,20 @@ absl::Status Cluster::ShrinkIsr(const TopicPartition& tp, BrokerId b, Time until
 void Cluster::InjectError(BrokerId b, ApiKey api, std::optional<TopicPartition> tp,
                           ErrorCode error, int32_t count) {
   PRODSIM_ASSERT(count >= 1);
-  RecordFault(absl::StrCat("inject ", std::string(ErrorCodeName(error)), " x", count, " on broker-",
-                           b.value, " ", std::string(ApiKeyName(api)),
-                           tp ? absl::StrCat(" ", tp->ToString()) : std::string()));
   broker(b).injected_.push_back(InjectedError{api, std::move(tp), error, count});
 }
 
 void Cluster::DropResponses(BrokerId b, int32_t count) {
   PRODSIM_ASSERT(count >= 1);
-  RecordFault(absl::StrCat("drop next ", count, " responses of broker-", b.value));
   broker(b).drop_responses_ += count;
 }
 
 void Cluster::DelayProcessing(BrokerId b, Duration extra, Time until) {
-  RecordFault(absl::StrCat("delay processing on broker-", b.value, " by ", extra.ToString(),
-                           " until ", until.ToString()));
   broker(b).extra_processing_ = extra;
   broker(b).extra_processing_until_ = until;
 }
 
 void Cluster::PauseFetching(BrokerId b, Time until) {
-  RecordFault(absl::StrCat("pause fetching on broker-", b.value, " until ", until.ToString()));
   broker(b).fetch_paused_until_ = until;
 }
 

@@ -160,7 +160,8 @@ class Cluster {
   const PartitionState* partition(const TopicPartition& tp) const;
   std::vector<TopicPartition> AllPartitions() const;
 
-  // --- Fault hooks. Each is recorded in the History.
+  // --- Fault hooks. They do not record themselves: the fault schedule
+  // (fault_models/) records each fault it applies and heals, once.
   void CrashBroker(BrokerId b);
   void RestartBroker(BrokerId b);
   absl::Status MoveLeader(const TopicPartition& tp, BrokerId to);
@@ -180,7 +181,7 @@ class Cluster {
   // replica fetcher: a GC pause, a slow disk, a network problem between
   // brokers). Its partitions' acks=all requests wait; it may leave the ISR.
   void PauseFetching(BrokerId b, Time until);
-  // Records a fault applied elsewhere (network faults) in the History.
+  // Records a fault (applied or healed) in the History and the trace.
   void RecordFault(std::string description, bool healed = false);
 
   // The committed log of every partition (up to the leader's high

@@ -1,0 +1,161 @@
+// Each fault kind applies to the world and heals as its duration says.
+#include "fault_models/faults.h"
+
+#include "gtest/gtest.h"
+
+namespace fault_models {
+namespace {
+
+using kafka::BrokerId;
+
+struct World0 {
+  World0()
+      : sched(Options()),
+        network(sched, sched.prng().Fork("net")),
+        client(network.AddNode("client")),
+        cluster(sched, network, Config(), &history) {}
+  static sim::SchedulerOptions Options() {
+    sim::SchedulerOptions o;
+    o.time_limit = Time() + Duration::Seconds(30);
+    return o;
+  }
+  static kafka::ClusterConfig Config() {
+    kafka::ClusterConfig c;
+    c.brokers = 3;
+    c.topics = {kafka::TopicConfig{"t", 2, 3}};
+    c.min_insync_replicas = 2;
+    return c;
+  }
+  World w() { return World{&sched, &network, &cluster, client}; }
+  sim::Scheduler sched;
+  net::Network network;
+  net::NodeId client;
+  kafka::History history;
+  kafka::Cluster cluster;
+};
+
+FaultParams Params(std::string kind, Duration at, std::optional<Duration> duration) {
+  FaultParams p;
+  p.kind = std::move(kind);
+  p.at = Time() + at;
+  p.duration = duration;
+  p.broker = BrokerId(1);
+  return p;
+}
+
+// Runs the world until `until`, calling `probe` at `probe_at`.
+template <typename Probe>
+void RunWith(World0& w, FaultSchedule& s, Duration probe_at, Probe probe) {
+  s.Start(w.w());
+  w.sched.After(probe_at, probe);
+  w.sched.After(Duration::Seconds(20), [&] { w.sched.Stop("done"); });
+  EXPECT_EQ(w.sched.Run().outcome, sim::Outcome::kStopped);
+}
+
+// Every kind is known and builds; an unknown kind is an error.
+TEST(FaultsTest, EveryKindBuilds) {
+  for (const std::string& kind : FaultKinds()) {
+    EXPECT_TRUE(MakeFault(Params(kind, Duration(), Duration::Seconds(1))).ok()) << kind;
+  }
+  EXPECT_FALSE(MakeFault(Params("meteor", Duration(), std::nullopt)).ok());
+}
+
+// A crash takes the broker down for its duration, then restarts it; both
+// are recorded in the history, and healed_at is the end of the duration.
+TEST(FaultsTest, CrashHealsAtTheEndOfItsDuration) {
+  World0 w;
+  FaultSchedule s;
+  FaultParams p = Params("crash", Duration::Seconds(1), Duration::Seconds(2));
+  s.Add(p, *MakeFault(p));
+  EXPECT_EQ(s.healed_at(), Time() + Duration::Seconds(3));
+  bool down_during = false;
+  RunWith(w, s, Duration::Seconds(2), [&] { down_during = !w.cluster.broker(BrokerId(1)).up(); });
+  EXPECT_TRUE(down_during);
+  EXPECT_TRUE(w.cluster.broker(BrokerId(1)).up());
+  ASSERT_EQ(w.history.faults.size(), 2u);
+  EXPECT_FALSE(w.history.faults[0].healed);
+  EXPECT_TRUE(w.history.faults[1].healed);
+  EXPECT_EQ(w.history.faults[1].at, Time() + Duration::Seconds(3));
+}
+
+// A crash with heal = false never heals: healed_at is never.
+TEST(FaultsTest, UnhealedLastingFaultNeverHeals) {
+  World0 w;
+  FaultSchedule s;
+  FaultParams p = Params("crash", Duration::Seconds(1), Duration::Seconds(2));
+  p.heal = false;
+  s.Add(p, *MakeFault(p));
+  EXPECT_EQ(s.healed_at(), Time::Max());
+  RunWith(w, s, Duration::Seconds(2), [] {});
+  EXPECT_FALSE(w.cluster.broker(BrokerId(1)).up());
+}
+
+// A two-way partition holds traffic both ways for its duration.
+TEST(FaultsTest, PartitionBothWaysThenHeals) {
+  World0 w;
+  FaultSchedule s;
+  FaultParams p = Params("partition", Duration::Seconds(1), Duration::Seconds(1));
+  s.Add(p, *MakeFault(p));
+  const net::NodeId b = w.cluster.broker(BrokerId(1)).node();
+  bool both = false;
+  RunWith(w, s, Duration::Millis(1500), [&] {
+    both = w.network.Partitioned(w.client, b) && w.network.Partitioned(b, w.client);
+  });
+  EXPECT_TRUE(both);
+  EXPECT_FALSE(w.network.Partitioned(w.client, b));
+  EXPECT_FALSE(w.network.Partitioned(b, w.client));
+}
+
+// A one-way partition holds only its direction.
+TEST(FaultsTest, PartitionOneWay) {
+  World0 w;
+  FaultSchedule s;
+  FaultParams p = Params("partition", Duration::Seconds(1), Duration::Seconds(1));
+  p.direction = Direction::kToBroker;
+  s.Add(p, *MakeFault(p));
+  const net::NodeId b = w.cluster.broker(BrokerId(1)).node();
+  bool to = false, from = true;
+  RunWith(w, s, Duration::Millis(1500), [&] {
+    to = w.network.Partitioned(w.client, b);
+    from = w.network.Partitioned(b, w.client);
+  });
+  EXPECT_TRUE(to);
+  EXPECT_FALSE(from);
+}
+
+// move_leader moves every partition the broker can lead; shrink_isr drops
+// it from the ISR until the end of the duration, then it rejoins.
+TEST(FaultsTest, MoveLeaderAndShrinkIsr) {
+  World0 w;
+  FaultSchedule s;
+  FaultParams move = Params("move_leader", Duration::Seconds(1), std::nullopt);
+  s.Add(move, *MakeFault(move));
+  FaultParams shrink = Params("shrink_isr", Duration::Seconds(2), Duration::Seconds(2));
+  shrink.broker = BrokerId(2);
+  s.Add(shrink, *MakeFault(shrink));
+  size_t isr_during = 0;
+  const kafka::TopicPartition tp{"t", kafka::PartitionId(0)};
+  RunWith(w, s, Duration::Millis(3000), [&] { isr_during = w.cluster.partition(tp)->isr.size(); });
+  EXPECT_EQ(w.cluster.partition(tp)->leader, BrokerId(1));
+  EXPECT_EQ(isr_during, 2u);
+  EXPECT_EQ(w.cluster.partition(tp)->isr.size(), 3u);
+}
+
+// The instant and self-healing kinds apply and are recorded (their effects
+// on requests are covered by the cluster's tests).
+TEST(FaultsTest, OtherKindsApplyAndRecord) {
+  World0 w;
+  FaultSchedule s;
+  for (const char* kind : {"reset", "inject_error", "drop_responses", "delay_processing",
+                           "latency_spike", "pause_fetching"}) {
+    FaultParams p = Params(kind, Duration::Seconds(1), Duration::Seconds(1));
+    p.extra = Duration::Millis(5);
+    s.Add(p, *MakeFault(p));
+  }
+  EXPECT_EQ(s.healed_at(), Time() + Duration::Seconds(2));
+  RunWith(w, s, Duration::Seconds(1), [] {});
+  EXPECT_EQ(w.history.faults.size(), 12u);  // six applied, six healed
+}
+
+}  // namespace
+}  // namespace fault_models
