@@ -4,6 +4,7 @@
 
 #include "gtest/gtest.h"
 #include "producer/async_producer.h"
+#include "producer/report_config.h"
 #include "sim/kafka/cluster.h"
 
 namespace sarama {
@@ -12,19 +13,6 @@ namespace {
 using sim::Duration;
 using sim::Time;
 
-// The configuration of IBM/sarama#2803's report.
-Config ReportConfig() {
-  Config c = NewConfig();
-  c.producer.idempotent = true;
-  c.net.max_open_requests = 1;
-  c.producer.required_acks = kWaitForAll;
-  c.producer.retry.max = 100000;
-  c.producer.retry.backoff = Duration::Millis(100);
-  c.producer.return_.successes = true;
-  c.producer.return_.errors = true;
-  c.version = V2_6_0_0;
-  return c;
-}
 
 struct World {
   explicit World(int partitions, sim::Policy policy = sim::Policy::kFifo, uint64_t seed = 1)

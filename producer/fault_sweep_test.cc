@@ -8,16 +8,10 @@
 #include <map>
 #include "gtest/gtest.h"
 #include "producer/async_producer.h"
+#include "producer/report_config.h"
 #include "sim/kafka/cluster.h"
 namespace sarama { namespace {
 using sim::Duration; using sim::Time;
-Config ReportConfig() {
-  Config c = NewConfig();
-  c.producer.idempotent = true; c.net.max_open_requests = 1; c.producer.required_acks = kWaitForAll;
-  c.producer.retry.max = 100000; c.producer.retry.backoff = Duration::Millis(100);
-  c.producer.return_.successes = true; c.producer.return_.errors = true; c.version = V2_6_0_0;
-  return c;
-}
 struct World {
   World(uint64_t seed, sim::Policy pol) : sched(Opt(seed, pol)), network(sched, sched.prng().Fork("net")),
     client_node(network.AddNode("client")), cluster(sched, network, CC(), &kh) {}

@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing, builds the default preset, and runs
-# the demo: the Sarama v1.42.1 model with the configuration of
-# IBM/sarama#2803, first without faults (10,000 messages, every one
-# acknowledged once and in order), then under faults until the #2803
-# assertion shows, replayed to the same digest.
+# the demo with prodsim on scenario files:
+# 1. the configuration of IBM/sarama#2803 with no faults: 10,000 messages
+#    over 3 brokers and 6 partitions; every property check passes;
+# 2. the two known-bug scenarios: the same configuration under network
+#    faults ends with Sarama's "message out of sequence" assertion, and with
+#    the broker's OUT_OF_ORDER_SEQUENCE_NUMBER (the verdict and explanation
+#    of each are printed);
+# 3. both replayed: the same digest with and without trace recording.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
 cmake --preset default >/dev/null
 cmake --build --preset default -j "$(nproc)" >/dev/null
-./build/default/producer/sarama_demo
+prodsim=./build/default/scenarios/prodsim
+echo "== 1. the report's configuration, no faults"
+$prodsim run scenarios/corpus/report-config-10k-no-faults.toml
 echo
-echo "== the known-bug scenario files, replayed with prodsim run"
-./build/default/scenarios/prodsim run scenarios/known/*.toml || true
+echo "== 2. the known IBM/sarama#2803 reproducers (exit code 4: producer-assertion, 1: safety)"
+$prodsim run scenarios/known/*.toml || true
+echo
+echo "== 3. replay"
+$prodsim determinism scenarios/known/*.toml
