@@ -98,6 +98,21 @@ bool Load(const std::string& path, Scenario* s, int* code) {
   return false;
 }
 
+// Calls fn(path, scenario) for each file that loads; a file that does not
+// load prints its error and sets *code (the first failure's code wins).
+template <typename Fn>
+void ForEachScenario(const Args& args, int* code, Fn fn) {
+  for (const std::string& path : args.files) {
+    Scenario s;
+    int load_code = 0;
+    if (!Load(path, &s, &load_code)) {
+      if (*code == 0) *code = load_code;
+      continue;
+    }
+    fn(path, s);
+  }
+}
+
 void PrintOutcome(const std::string& path, const RunOutput& out, double wall_ms) {
   const sim::RunResult& r = out.record.run;
   std::printf("%s: %s%s digest=%016llx t=%ss steps=%llu wall=%.1fms\n", path.c_str(),
@@ -124,19 +139,13 @@ int Run(const Args& args) {
   int code = 0;
   size_t done = 0, failed = 0;
   const auto started = WallClock::now();
-  for (const std::string& path : args.files) {
+  ForEachScenario(args, &code, [&](const std::string& path, const Scenario& s) {
     if (args.files.size() >= 20 && done > 0 && done % 20 == 0) {
-      const double s = std::chrono::duration<double>(WallClock::now() - started).count();
+      const double secs = std::chrono::duration<double>(WallClock::now() - started).count();
       std::fprintf(stderr, "[progress] %zu/%zu files, %zu not passing, %.1f files/s\n", done,
-                   args.files.size(), failed, static_cast<double>(done) / s);
+                   args.files.size(), failed, static_cast<double>(done) / secs);
     }
     ++done;
-    Scenario s;
-    int load_code = 0;
-    if (!Load(path, &s, &load_code)) {
-      if (code == 0) code = load_code;
-      continue;
-    }
     RunOptions options;
     options.record_trace = !args.trace_out.empty();
     options.timeline = !args.timeline_out.empty();
@@ -162,7 +171,7 @@ int Run(const Args& args) {
     }
     if (this_code != 0) ++failed;
     if (code == 0) code = this_code;
-  }
+  });
   return code;
 }
 
@@ -177,39 +186,26 @@ int Print(const Args& args) {
 
 int Determinism(const Args& args) {
   int code = 0;
-  for (const std::string& path : args.files) {
-    Scenario s;
-    int load_code = 0;
-    if (!Load(path, &s, &load_code)) {
-      if (code == 0) code = load_code;
-      continue;
-    }
+  ForEachScenario(args, &code, [&](const std::string& path, const Scenario& s) {
     const uint64_t a = RunScenario(s).record.run.digest;
     RunOptions traced;
     traced.record_trace = true;
     const uint64_t b = RunScenario(s, traced).record.run.digest;
-    const bool same = a == b;
     std::printf("%s: digest=%016llx again-with-trace=%016llx %s\n", path.c_str(),
                 static_cast<unsigned long long>(a), static_cast<unsigned long long>(b),
-                same ? "same" : "DIFFERENT");
-    if (!same && code == 0) code = 1;
-  }
+                a == b ? "same" : "DIFFERENT");
+    if (a != b && code == 0) code = 1;
+  });
   return code;
 }
 
 int Digest(const Args& args) {
   int code = 0;
-  for (const std::string& path : args.files) {
-    Scenario s;
-    int load_code = 0;
-    if (!Load(path, &s, &load_code)) {
-      if (code == 0) code = load_code;
-      continue;
-    }
+  ForEachScenario(args, &code, [&](const std::string& path, const Scenario& s) {
     const RunOutput out = RunScenario(s);
     std::printf("%s %s digest=%016llx\n", path.c_str(), std::string(VerdictName(out.verdict)).c_str(),
                 static_cast<unsigned long long>(out.record.run.digest));
-  }
+  });
   return code;
 }
 

@@ -9,24 +9,6 @@
 
 namespace kafka {
 
-std::ostream& operator<<(std::ostream& os, ProducerId id) {
-  return os << "pid=" << id.value;
-}
-std::ostream& operator<<(std::ostream& os, Epoch epoch) {
-  return os << "epoch=" << epoch.value;
-}
-std::ostream& operator<<(std::ostream& os, Sequence seq) {
-  return os << "seq=" << seq.value;
-}
-std::ostream& operator<<(std::ostream& os, Offset offset) {
-  return os << "offset=" << offset.value;
-}
-std::ostream& operator<<(std::ostream& os, PartitionId id) {
-  return os << "partition=" << id.value;
-}
-std::ostream& operator<<(std::ostream& os, BrokerId id) {
-  return os << "broker=" << id.value;
-}
 
 Sequence IncrementSequence(Sequence seq, int32_t n) {
   PRODSIM_ASSERT_MSG(seq.value >= 0, "sequences live in 0..INT32_MAX");

@@ -15,78 +15,49 @@
 
 #include <compare>
 #include <cstdint>
-#include <iosfwd>
+#include <ostream>
 #include <string_view>
 
 #include "absl/status/statusor.h"
 
 namespace kafka {
 
-struct ProducerId {
-  static const ProducerId kNone;
-  constexpr ProducerId() = default;
-  constexpr explicit ProducerId(int64_t v) : value(v) {}
+// A Kafka id or counter as a distinct type: one instantiation per kind, so
+// that two kinds cannot be swapped at a call. Every kind uses -1 for "none"
+// (Kafka's NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_SEQUENCE, ...).
+template <typename Tag, typename Rep>
+struct StrongId {
+  static const StrongId kNone;
+  constexpr StrongId() = default;
+  constexpr explicit StrongId(Rep v) : value(v) {}
   // Kafka tests `producerId > NO_PRODUCER_ID` (RecordBatch.hasProducerId),
-  // so any negative id means "not idempotent".
+  // so any negative id means "none".
   constexpr bool IsNone() const { return value < 0; }
-  constexpr auto operator<=>(const ProducerId&) const = default;
-  int64_t value = -1;
+  constexpr auto operator<=>(const StrongId&) const = default;
+  Rep value = -1;
 };
-inline constexpr ProducerId ProducerId::kNone{-1};
+template <typename Tag, typename Rep>
+inline constexpr StrongId<Tag, Rep> StrongId<Tag, Rep>::kNone{-1};
 
-struct Epoch {
-  static const Epoch kNone;
-  constexpr Epoch() = default;
-  constexpr explicit Epoch(int16_t v) : value(v) {}
-  constexpr auto operator<=>(const Epoch&) const = default;
-  int16_t value = -1;
-};
-inline constexpr Epoch Epoch::kNone{-1};
+// Printed as "<label>=<value>", e.g. "pid=1000", for test messages.
+template <typename Tag, typename Rep>
+std::ostream& operator<<(std::ostream& os, StrongId<Tag, Rep> id) {
+  return os << Tag::kLabel << "=" << static_cast<int64_t>(id.value);
+}
 
-struct Sequence {
-  static const Sequence kNone;
-  constexpr Sequence() = default;
-  constexpr explicit Sequence(int32_t v) : value(v) {}
-  constexpr auto operator<=>(const Sequence&) const = default;
-  int32_t value = -1;
-};
-inline constexpr Sequence Sequence::kNone{-1};
+struct ProducerIdTag { static constexpr const char* kLabel = "pid"; };
+struct EpochTag { static constexpr const char* kLabel = "epoch"; };
+struct SequenceTag { static constexpr const char* kLabel = "seq"; };
+struct OffsetTag { static constexpr const char* kLabel = "offset"; };
+struct PartitionIdTag { static constexpr const char* kLabel = "partition"; };
+struct BrokerIdTag { static constexpr const char* kLabel = "broker"; };
 
-struct Offset {
-  static const Offset kNone;
-  constexpr Offset() = default;
-  constexpr explicit Offset(int64_t v) : value(v) {}
-  constexpr auto operator<=>(const Offset&) const = default;
-  int64_t value = -1;
-};
-inline constexpr Offset Offset::kNone{-1};
-
-struct PartitionId {
-  static const PartitionId kNone;
-  constexpr PartitionId() = default;
-  constexpr explicit PartitionId(int32_t v) : value(v) {}
-  constexpr auto operator<=>(const PartitionId&) const = default;
-  int32_t value = -1;
-};
-inline constexpr PartitionId PartitionId::kNone{-1};
-
-struct BrokerId {
-  static const BrokerId kNone;
-  constexpr BrokerId() = default;
-  constexpr explicit BrokerId(int32_t v) : value(v) {}
-  constexpr auto operator<=>(const BrokerId&) const = default;
-  int32_t value = -1;
-};
-inline constexpr BrokerId BrokerId::kNone{-1};
-
-// Printing, for traces and for test failure messages: "pid=7", "epoch=0",
-// "seq=42", "offset=100", "partition=3", "broker=1".
-std::ostream& operator<<(std::ostream& os, ProducerId id);
-std::ostream& operator<<(std::ostream& os, Epoch epoch);
-std::ostream& operator<<(std::ostream& os, Sequence seq);
-std::ostream& operator<<(std::ostream& os, Offset offset);
-std::ostream& operator<<(std::ostream& os, PartitionId id);
-std::ostream& operator<<(std::ostream& os, BrokerId id);
+using ProducerId = StrongId<ProducerIdTag, int64_t>;
+using Epoch = StrongId<EpochTag, int16_t>;
+using Sequence = StrongId<SequenceTag, int32_t>;
+using Offset = StrongId<OffsetTag, int64_t>;
+using PartitionId = StrongId<PartitionIdTag, int32_t>;
+using BrokerId = StrongId<BrokerIdTag, int32_t>;
 
 // `seq` advanced by `n`, wrapping past INT32_MAX to 0
 // (DefaultRecordBatch.incrementSequence).
