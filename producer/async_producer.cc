@@ -12,7 +12,8 @@ using sim::Duration;
 
 std::string_view ProfileName(Profile p) {
   switch (p) {
-    case Profile::kSarama_1_42_1: return "sarama-1.42.1";
+    case Profile::kSarama_1_42_1:
+      return "sarama-1.42.1";
   }
   return "?";
 }
@@ -87,11 +88,6 @@ AsyncProducer::State::State(std::shared_ptr<Client> c, bool owns, Profile p)
       in_flight(*env.sched, "inFlight"),
       broker_lock(*env.sched, "brokerLock") {}
 
-void AsyncProducer::State::Note(uint64_t a, uint64_t b, std::string text) const {
-  env.sched->trace().Note(env.sched->now(), env.sched->current_id(), a, b,
-                          [&] { return std::move(text); });
-}
-
 // ---------------------------------------------------------------------------
 // Outcomes.
 
@@ -104,8 +100,10 @@ sim::Task<void> AsyncProducer::State::ReturnError(MessagePtr msg, Error err) {
     env.history->errors.push_back(
         ErrorEvent{env.sched->now(), msg->id, msg->topic, msg->partition, err});
   }
-  Note(0x65727220 /*err */, msg->id, absl::StrCat("producer error id=", msg->id, " ", msg->topic, "/",
-                                                   msg->partition, ": ", err.ToString()));
+  Note(0x65727220 /*err */, msg->id, [&] {
+    return absl::StrCat("producer error id=", msg->id, " ", msg->topic, "/", msg->partition, ": ",
+                        err.ToString());
+  });
   msg->Clear();
   if (conf.producer.return_.errors) {
     ProducerError perr{msg, err};
@@ -156,13 +154,15 @@ sim::Task<void> AsyncProducer::State::BumpIdempotentProducerEpoch() {
   if (epoch == INT16_MAX) {
     auto [fresh, err] = co_await TransactionManager::New(client);
     if (!err) txnmgr = std::move(fresh);
-    Note(0x65706f63 /*epoc*/, 1, absl::StrCat("txnmgr: epoch exhausted, new producer id: ",
-                                               err ? err.ToString() : "ok"));
+    Note(0x65706f63 /*epoc*/, 1, [&] {
+      return absl::StrCat("txnmgr: epoch exhausted, new producer id: ",
+                          err ? err.ToString() : "ok");
+    });
     co_return;
   }
   co_await txnmgr->BumpEpoch();
   Note(0x65706f63 /*epoc*/, static_cast<uint64_t>(epoch + 1),
-       absl::StrCat("txnmgr: epoch bumped to ", epoch + 1));
+       [&] { return absl::StrCat("txnmgr: epoch bumped to ", epoch + 1); });
 }
 
 sim::Task<std::shared_ptr<ProduceSet>> AsyncProducer::State::NewProduceSet() {
@@ -265,8 +265,7 @@ struct PartitionProducer {
 };
 using PartitionProducerPtr = std::shared_ptr<PartitionProducer>;
 
-sim::Task<void> CloseInRandomOrder(sim::Scheduler& s,
-                                   std::vector<sim::ChanPtr<MessagePtr>> chans) {
+sim::Task<void> CloseInRandomOrder(sim::Scheduler& s, std::vector<sim::ChanPtr<MessagePtr>> chans) {
   // Go closes handlers while ranging over a map: a random order.
   for (size_t i = chans.size(); i > 1; --i) {
     std::swap(chans[i - 1], chans[s.program_prng().Below(i)]);
@@ -283,7 +282,8 @@ sim::Task<void> Backoff(PartitionProducerPtr pp, int retries) {
 
 // The work partitionProducer.updateLeader runs under its breaker.
 sim::Task<Error> UpdateLeaderWork(PartitionProducerPtr p) {
-  if (Error err = co_await p->parent->client->RefreshMetadata(std::vector<std::string>(1, p->topic))) {
+  if (Error err =
+          co_await p->parent->client->RefreshMetadata(std::vector<std::string>(1, p->topic))) {
     co_return err;
   }
   auto [leader, err] = co_await p->parent->client->Leader(p->topic, p->partition);
@@ -405,13 +405,15 @@ sim::Task<void> PartitionDispatch(PartitionProducerPtr pp) {
     // The sequence number is given here, once a broker is known, and only to
     // new messages: retried ones keep theirs.
     if (p->conf.producer.idempotent && msg->retries == 0 && msg->flags == 0) {
-      auto [seq, epoch] = co_await p->txnmgr->GetAndIncrementSequenceNumber(msg->topic, msg->partition);
+      auto [seq, epoch] =
+          co_await p->txnmgr->GetAndIncrementSequenceNumber(msg->topic, msg->partition);
       msg->sequence_number = seq;
       msg->producer_epoch = epoch;
       msg->has_sequence = true;
-      p->Note(0x73657120 /*seq */, msg->id,
-              absl::StrCat("seq id=", msg->id, " ", msg->topic, "/", msg->partition, " seq=", seq,
-                           " epoch=", epoch));
+      p->Note(0x73657120 /*seq */, msg->id, [&] {
+        return absl::StrCat("seq id=", msg->id, " ", msg->topic, "/", msg->partition, " seq=", seq,
+                            " epoch=", epoch);
+      });
     }
     co_await pp->broker_producer->input->Send(msg);
   }
@@ -428,8 +430,8 @@ sim::ChanPtr<MessagePtr> NewPartitionProducer(StatePtr p, const std::string& top
   pp->topic = topic;
   pp->partition = partition;
   const std::string name = absl::StrCat("partition/", topic, "/", partition);
-  pp->input = sim::MakeChan<MessagePtr>(p->sched(), name,
-                                        static_cast<size_t>(p->conf.channel_buffer_size));
+  pp->input =
+      sim::MakeChan<MessagePtr>(p->sched(), name, static_cast<size_t>(p->conf.channel_buffer_size));
   pp->breaker = std::make_unique<Breaker>(NewSaramaBreaker(&p->sched(), name + ".breaker"));
   p->sched().Go(name, PartitionDispatch(pp));
   return pp->input;
@@ -490,8 +492,8 @@ sim::ChanPtr<MessagePtr> NewTopicProducer(StatePtr p, const std::string& topic) 
   tp->parent = p;
   tp->topic = topic;
   const std::string name = absl::StrCat("topic/", topic);
-  tp->input = sim::MakeChan<MessagePtr>(p->sched(), name,
-                                        static_cast<size_t>(p->conf.channel_buffer_size));
+  tp->input =
+      sim::MakeChan<MessagePtr>(p->sched(), name, static_cast<size_t>(p->conf.channel_buffer_size));
   tp->breaker = std::make_unique<Breaker>(NewSaramaBreaker(&p->sched(), name + ".breaker"));
   tp->partitioner = NewPartitioner(p->conf, topic, p->sched().program_prng().Fork(name));
   p->sched().Go(name, TopicDispatch(tp));
@@ -601,9 +603,12 @@ sim::Task<void> RetryBatch(StatePtr p, std::string topic, int32_t partition, Par
   }
   BrokerProducerPtr bp = co_await p->GetBrokerProducer(leader);
   p->Note(0x72657472 /*retr*/, static_cast<uint64_t>(pset->records_to_send.base_sequence.value),
-          absl::StrCat("retryBatch ", topic, "/", partition, " seq=",
-                       pset->records_to_send.base_sequence.value, " n=", pset->msgs.size(),
-                       " straight to bridge of broker#", leader->ID()));
+          [&] {
+            return absl::StrCat("retryBatch ", topic, "/", partition,
+                                " seq=", pset->records_to_send.base_sequence.value,
+                                " n=", pset->msgs.size(), " straight to bridge of broker#",
+                                leader->ID());
+          });
   // Straight to the broker producer's bridge, past its run loop.
   co_await bp->output->Send(set);
   co_await p->UnrefBrokerProducer(leader, bp);
@@ -622,7 +627,8 @@ BrokerProducer::BrokerProducer(StatePtr parent, BrokerPtr b, std::shared_ptr<Pro
   output = sim::MakeChan<std::shared_ptr<ProduceSet>>(s, name + ".bridge");
   pending = sim::MakeChan<BrokerProducerResponse>(s, name + ".pending");
   responses = sim::MakeChan<BrokerProducerResponse>(s, name + ".responses");
-  if (parent_->conf.producer.retry.max <= 0) abandoned = sim::MakeChan<bool>(s, name + ".abandoned");
+  if (parent_->conf.producer.retry.max <= 0)
+    abandoned = sim::MakeChan<bool>(s, name + ".abandoned");
 }
 
 namespace {
@@ -630,8 +636,7 @@ namespace {
 // The callback the bridge gives AsyncProduce: forward the response without
 // blocking the broker's responseReceiver for long.
 sim::Task<void> ForwardResponse(sim::ChanPtr<BrokerProducerResponse> pending,
-                                std::shared_ptr<ProduceSet> set,
-                                std::shared_ptr<sim::WaitGroup> wg,
+                                std::shared_ptr<ProduceSet> set, std::shared_ptr<sim::WaitGroup> wg,
                                 std::shared_ptr<const kafka::ProduceResponse> res, Error err) {
   BrokerProducerResponse response{std::move(set), err, std::move(res)};
   co_await pending->Send(std::move(response));
@@ -654,8 +659,9 @@ sim::Task<void> BrokerProducer::Bridge(BrokerProducerPtr bp) {
                              std::shared_ptr<const kafka::ProduceResponse> res, Error err) {
       return ForwardResponse(pending, set, wg, std::move(res), err);
     };
-    p->Note(0x73656e64 /*send*/, static_cast<uint64_t>(bp->broker->ID()),
-            absl::StrCat("bridge -> broker#", bp->broker->ID(), ": ", request->Describe()));
+    p->Note(0x73656e64 /*send*/, static_cast<uint64_t>(bp->broker->ID()), [&] {
+      return absl::StrCat("bridge -> broker#", bp->broker->ID(), ": ", request->Describe());
+    });
     Error err = co_await bp->broker->AsyncProduce(request, cb);
     if (err) {
       co_await cb(nullptr, err);  // the request failed to be sent
@@ -764,9 +770,10 @@ sim::Task<void> BrokerProducer::HandleMessage(MessagePtr msg, sim::Chan<sim::Tim
     }
   }
   if (Error err = buffer_->Add(msg, p->sched().now())) {
-    p->Note(0x61737274 /*asrt*/, msg->id,
-            absl::StrCat("produceSet.add failed for id=", msg->id, " seq=", msg->sequence_number,
-                         ": ", err.ToString()));
+    p->Note(0x61737274 /*asrt*/, msg->id, [&] {
+      return absl::StrCat("produceSet.add failed for id=", msg->id, " seq=", msg->sequence_number,
+                          ": ", err.ToString());
+    });
     co_await p->ReturnError(msg, err);
     co_return;
   }
@@ -844,8 +851,8 @@ sim::Task<void> BrokerProducer::HandleResponse(BrokerProducerResponse response) 
 }
 
 // sarama v1.42.1 async_producer.go: brokerProducer.handleSuccess
-sim::Task<void> BrokerProducer::HandleSuccess(std::shared_ptr<ProduceSet> sent,
-                                              std::shared_ptr<const kafka::ProduceResponse> response) {
+sim::Task<void> BrokerProducer::HandleSuccess(
+    std::shared_ptr<ProduceSet> sent, std::shared_ptr<const kafka::ProduceResponse> response) {
   StatePtr p = parent_;
   std::vector<std::string> retry_topics;
   for (const PartitionEntry& e : Partitions(*sent, p->sched().program_prng())) {
@@ -854,7 +861,8 @@ sim::Task<void> BrokerProducer::HandleSuccess(std::shared_ptr<ProduceSet> sent,
       co_await p->ReturnSuccesses(e.set->msgs);
       continue;
     }
-    auto block = response->partitions.find(kafka::TopicPartition{e.topic, kafka::PartitionId(e.partition)});
+    auto block =
+        response->partitions.find(kafka::TopicPartition{e.topic, kafka::PartitionId(e.partition)});
     if (block == response->partitions.end()) {
       co_await p->ReturnErrors(e.set->msgs, Error::Of(ErrorKind::kIncompleteResponse));
       continue;
@@ -884,7 +892,8 @@ sim::Task<void> BrokerProducer::HandleSuccess(std::shared_ptr<ProduceSet> sent,
     co_await p->client->RefreshMetadata(retry_topics);  // a failure is only logged
   }
   for (const PartitionEntry& e : Partitions(*sent, p->sched().program_prng())) {
-    auto block = response->partitions.find(kafka::TopicPartition{e.topic, kafka::PartitionId(e.partition)});
+    auto block =
+        response->partitions.find(kafka::TopicPartition{e.topic, kafka::PartitionId(e.partition)});
     if (block == response->partitions.end()) continue;  // handled above
     const ErrorCode code = block->second.error;
     if (!RetriableInHandleSuccess(code)) continue;
@@ -904,8 +913,9 @@ sim::Task<void> BrokerProducer::HandleSuccess(std::shared_ptr<ProduceSet> sent,
 sim::Task<void> BrokerProducer::HandleError(std::shared_ptr<ProduceSet> sent, Error err) {
   StatePtr p = parent_;
   // (PacketEncodingError, the other branch, cannot happen: nothing is encoded.)
-  p->Note(0x636c6f73 /*clos*/, static_cast<uint64_t>(broker->ID()),
-          absl::StrCat("bp#", broker->ID(), " state change to [closing] because ", err.ToString()));
+  p->Note(0x636c6f73 /*clos*/, static_cast<uint64_t>(broker->ID()), [&] {
+    return absl::StrCat("bp#", broker->ID(), " state change to [closing] because ", err.ToString());
+  });
   co_await p->AbandonBrokerConnection(broker);
   co_await broker->Close();
   closing_ = err;
@@ -958,7 +968,8 @@ sim::Task<std::vector<ProducerError>> AsyncProducer::Close() {
 // sarama v1.42.1 async_producer.go: newAsyncProducer
 sim::Task<absl::StatusOr<std::unique_ptr<AsyncProducer>>> AsyncProducer::Start(
     std::shared_ptr<Client> client, bool owns, Profile profile) {
-  if (client->Closed()) co_return absl::FailedPreconditionError(Error::Of(ErrorKind::kClosedClient).ToString());
+  if (client->Closed())
+    co_return absl::FailedPreconditionError(Error::Of(ErrorKind::kClosedClient).ToString());
   auto [txnmgr, err] = co_await TransactionManager::New(client);
   if (err) co_return absl::UnavailableError(err.ToString());
   auto state = std::make_shared<AsyncProducer::State>(client, owns, profile);

@@ -64,7 +64,13 @@ struct AsyncProducer::State : std::enable_shared_from_this<AsyncProducer::State>
   // sarama: newProduceSet (reads the producer id under the txnmgr lock).
   sim::Task<std::shared_ptr<ProduceSet>> NewProduceSet();
   bool IsTransactional() const { return false; }
-  void Note(uint64_t a, uint64_t b, std::string text) const;
+  // A trace note; `describe` builds its text only when the trace is
+  // recorded, so the hot path pays for the two words alone.
+  template <typename Describe>
+  void Note(uint64_t a, uint64_t b, Describe&& describe) const {
+    env.sched->trace().Note(env.sched->now(), env.sched->current_id(), a, b,
+                            std::forward<Describe>(describe));
+  }
 
   sim::Scheduler& sched() const { return *env.sched; }
 
