@@ -13,11 +13,13 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "scenarios/explore.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
 
@@ -33,6 +35,8 @@ constexpr const char* kUsage =
     "       prodsim print FILE\n"
     "       prodsim determinism FILE...\n"
     "       prodsim digest FILE...\n"
+    "       prodsim explore --base=FILE (--runs=N | --time=DURATION) [--seed=S]\n"
+    "                       [--shard=I/N] [--keep-going] [--out=DIR]\n"
     "       prodsim help\n"
     "run: runs each scenario and prints one line per file (verdict, failing check,\n"
     "  digest, simulated time, steps, wall time). --trace=OUT writes the readable\n"
@@ -43,6 +47,10 @@ constexpr const char* kUsage =
     "determinism: runs each scenario twice, once recording the trace, and checks\n"
     "  that the digests are equal.\n"
     "digest: prints each file's verdict and digest only (for comparing builds).\n"
+    "explore: runs scenarios generated from the base (random faults, swarm style,\n"
+    "  random schedules and latencies); prints progress, writes each failing\n"
+    "  scenario to --out with its verdict as [expect], and a summary. Stops at the\n"
+    "  first failure unless --keep-going. Exit 0: nothing found; 1: found failures.\n"
     "exit codes: 0 pass, 1 safety, 2 liveness, 3 deadlock, 4 producer-assertion,\n"
     "  70 harness error, 64 usage, 65 bad scenario file, 66 missing file\n";
 
@@ -209,6 +217,124 @@ int Digest(const Args& args) {
   return code;
 }
 
+
+struct ExploreArgs {
+  std::string base, out;
+  int64_t runs = -1;
+  Duration time;
+  uint64_t seed = 1, shard = 0, shards = 1;
+  bool keep_going = false;
+};
+
+bool ParseUint(const std::string& text, uint64_t* v) {
+  if (text.empty() || text.size() > 19) return false;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+  }
+  *v = std::stoull(text);
+  return true;
+}
+
+// --name=value or --name value.
+int ParseExploreArgs(int argc, char** argv, ExploreArgs* a) {
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    const size_t eq = arg.find('=');
+    const bool needs_value = arg != "--keep-going" && arg != "--help";
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (needs_value && i + 1 < argc) {
+      value = argv[++i];
+    }
+    uint64_t n = 0;
+    if (arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--keep-going") {
+      a->keep_going = true;
+    } else if (arg == "--base") {
+      a->base = value;
+    } else if (arg == "--out") {
+      a->out = value;
+    } else if (arg == "--runs" && ParseUint(value, &n) && n > 0) {
+      a->runs = static_cast<int64_t>(n);
+    } else if (arg == "--seed" && ParseUint(value, &n)) {
+      a->seed = n;
+    } else if (arg == "--time" && !value.empty() && value.back() == 's' &&
+               ParseUint(value.substr(0, value.size() - 1), &n) && n > 0) {
+      a->time = Duration::Seconds(static_cast<int64_t>(n));
+    } else if (arg == "--shard" && value.find('/') != std::string::npos &&
+               ParseUint(value.substr(0, value.find('/')), &a->shard) &&
+               ParseUint(value.substr(value.find('/') + 1), &a->shards) && a->shards > 0 &&
+               a->shard < a->shards) {
+    } else {
+      return Usage(absl::StrCat("bad explore flag '", argv[i], "'",
+                                value.empty() ? "" : absl::StrCat(" = '", value, "'"),
+                                " (--runs=N>0, --time=SECONDSs, --seed=N, --shard=I/N with I<N)"));
+    }
+  }
+  if (a->base.empty()) return Usage("explore needs --base=FILE");
+  if ((a->runs > 0) == (a->time.nanos() > 0)) return Usage("explore needs one of --runs=N or --time=Ns");
+  return -1;
+}
+
+std::string FailureFile(const ExploreArgs& a, const RunOutput& out, uint64_t seed) {
+  return absl::StrCat(a.out, "/", std::string(VerdictName(out.verdict)),
+                      out.failing_check.empty() ? "" : absl::StrCat("-", out.failing_check), "-seed",
+                      seed, ".toml");
+}
+
+int Explore(int argc, char** argv) {
+  ExploreArgs a;
+  if (int code = ParseExploreArgs(argc, argv, &a); code >= 0) return code;
+  Scenario base;
+  int code = 0;
+  if (!Load(a.base, &base, &code)) return code;
+  std::map<std::string, int64_t> failures;
+  int64_t runs = 0, found = 0;
+  const auto started = WallClock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(WallClock::now() - started).count(); };
+  double last_progress = 0;
+  auto progress = [&](FILE* f) {
+    std::fprintf(f, "[explore] runs=%lld runs/s=%.1f failures=%lld", static_cast<long long>(runs),
+                 static_cast<double>(runs) / std::max(elapsed(), 1e-9), static_cast<long long>(found));
+    for (const auto& [name, n] : failures) std::fprintf(f, " %s=%lld", name.c_str(), static_cast<long long>(n));
+    std::fprintf(f, "\n");
+  };
+  for (uint64_t i = 0;; ++i) {
+    if (a.runs > 0 && runs >= a.runs) break;
+    if (a.time.nanos() > 0 && elapsed() * 1e9 >= static_cast<double>(a.time.nanos())) break;
+    const uint64_t seed = ExploreSeed(a.seed, a.shard, a.shards, i);
+    Scenario s = Generate(base, seed);
+    const RunOutput out = RunScenario(s);
+    ++runs;
+    if (out.verdict != Verdict::kPass) {
+      ++found;
+      ++failures[out.failing_check.empty() ? std::string(VerdictName(out.verdict)) : out.failing_check];
+      std::printf("found: seed %llu: %s%s\n", static_cast<unsigned long long>(seed),
+                  std::string(VerdictName(out.verdict)).c_str(),
+                  out.failing_check.empty() ? "" : absl::StrCat(" [", out.failing_check, "]").c_str());
+      if (!a.out.empty()) {
+        s.expect = ExpectSpec{std::string(VerdictName(out.verdict)), out.failing_check};
+        const std::string path = FailureFile(a, out, seed);
+        std::ofstream f(path);
+        f << PrintScenario(s);
+        std::printf("  written to %s (replay: prodsim run %s)\n", path.c_str(), path.c_str());
+      }
+      if (!a.keep_going) break;
+    }
+    if (elapsed() - last_progress >= 2.0) {
+      last_progress = elapsed();
+      progress(stderr);
+    }
+  }
+  std::printf("summary: ");
+  progress(stdout);
+  return found > 0 ? 1 : 0;
+}
+
 }  // namespace
 }  // namespace scenarios
 
@@ -220,6 +346,7 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
+  if (cmd == "explore") return Explore(argc, argv);
   Args args;
   if (int code = ParseArgs(argc, argv, &args); code >= 0) return code;
   if (cmd == "run") return Run(args);

@@ -134,15 +134,23 @@ absl::StatusOr<fault_models::FaultParams> FaultParamsOf(const FaultSpec& f) {
           : f.api == "init_producer_id" ? kafka::ApiKey::kInitProducerId
                                         : kafka::ApiKey::kProduce;
   if (!f.error.empty()) {
-    bool found = false;
-    for (int code = 0; code < 100 && !found; ++code) {
-      const auto e = static_cast<kafka::ErrorCode>(code);
-      if (kafka::ErrorCodeName(e) == f.error) {
-        p.error = e;
-        found = true;
-      }
+    using kafka::ErrorCode;
+    static constexpr ErrorCode kCodes[] = {
+        ErrorCode::NONE, ErrorCode::OFFSET_OUT_OF_RANGE, ErrorCode::CORRUPT_MESSAGE,
+        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, ErrorCode::LEADER_NOT_AVAILABLE,
+        ErrorCode::NOT_LEADER_OR_FOLLOWER, ErrorCode::REQUEST_TIMED_OUT,
+        ErrorCode::BROKER_NOT_AVAILABLE, ErrorCode::REPLICA_NOT_AVAILABLE,
+        ErrorCode::MESSAGE_TOO_LARGE, ErrorCode::NETWORK_EXCEPTION, ErrorCode::NOT_ENOUGH_REPLICAS,
+        ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode::INVALID_REQUIRED_ACKS,
+        ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER, ErrorCode::DUPLICATE_SEQUENCE_NUMBER,
+        ErrorCode::INVALID_PRODUCER_EPOCH, ErrorCode::UNKNOWN_PRODUCER_ID, ErrorCode::INVALID_RECORD};
+    const ErrorCode* it = std::find_if(std::begin(kCodes), std::end(kCodes), [&](ErrorCode e) {
+      return kafka::ErrorCodeName(e) == f.error;
+    });
+    if (it == std::end(kCodes)) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown Kafka error ", f.error));
     }
-    if (!found) return absl::InvalidArgumentError(absl::StrCat("unknown Kafka error ", f.error));
+    p.error = *it;
   }
   p.count = f.count;
   p.extra = f.extra;

@@ -1,0 +1,31 @@
+// Exploration: scenarios generated from a base scenario, swarm style.
+//
+// Generate(base, seed) keeps the base's cluster, producer and workload and
+// draws the rest from `seed` alone: the schedule policy (random, or PCT with
+// a random depth), the network latency, and a fault schedule. Swarm testing
+// (as FoundationDB and TigerBeetle do it): each generated scenario switches
+// on a random subset of the fault kinds and gives it a random rate, so rare
+// combinations get their turn. Every fault heals by a heal time, after
+// which the liveness check applies.
+#ifndef PRODSIM_SCENARIOS_EXPLORE_H_
+#define PRODSIM_SCENARIOS_EXPLORE_H_
+
+#include <cstdint>
+
+#include "scenarios/scenario.h"
+
+namespace scenarios {
+
+// The faults of generated scenarios all heal by this time.
+inline constexpr Duration kExploreHealBy = Duration::Seconds(4);
+
+// A scenario from `base` and `seed` (a pure function of both).
+Scenario Generate(const Scenario& base, uint64_t seed);
+
+// The seed of the i-th run of shard `shard` of `shards` from `root`: shards
+// split one seed space, so CI runners can share one search.
+uint64_t ExploreSeed(uint64_t root, uint64_t shard, uint64_t shards, uint64_t i);
+
+}  // namespace scenarios
+
+#endif  // PRODSIM_SCENARIOS_EXPLORE_H_
