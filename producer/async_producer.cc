@@ -154,15 +154,16 @@ sim::Task<void> AsyncProducer::State::BumpIdempotentProducerEpoch() {
   if (epoch == INT16_MAX) {
     auto [fresh, err] = co_await TransactionManager::New(client);
     if (!err) txnmgr = std::move(fresh);
-    Note(0x65706f63 /*epoc*/, 1, [&] {
+    // (Init-captures: clang 14 cannot capture a structured binding.)
+    Note(0x65706f63 /*epoc*/, 1, [e = err] {
       return absl::StrCat("txnmgr: epoch exhausted, new producer id: ",
-                          err ? err.ToString() : "ok");
+                          e ? e.ToString() : "ok");
     });
     co_return;
   }
   co_await txnmgr->BumpEpoch();
   Note(0x65706f63 /*epoc*/, static_cast<uint64_t>(epoch + 1),
-       [&] { return absl::StrCat("txnmgr: epoch bumped to ", epoch + 1); });
+       [e = epoch] { return absl::StrCat("txnmgr: epoch bumped to ", e + 1); });
 }
 
 sim::Task<std::shared_ptr<ProduceSet>> AsyncProducer::State::NewProduceSet() {
@@ -410,9 +411,9 @@ sim::Task<void> PartitionDispatch(PartitionProducerPtr pp) {
       msg->sequence_number = seq;
       msg->producer_epoch = epoch;
       msg->has_sequence = true;
-      p->Note(0x73657120 /*seq */, msg->id, [&] {
-        return absl::StrCat("seq id=", msg->id, " ", msg->topic, "/", msg->partition, " seq=", seq,
-                            " epoch=", epoch);
+      p->Note(0x73657120 /*seq */, msg->id, [&msg, s = seq, e = epoch] {
+        return absl::StrCat("seq id=", msg->id, " ", msg->topic, "/", msg->partition, " seq=", s,
+                            " epoch=", e);
       });
     }
     co_await pp->broker_producer->input->Send(msg);
@@ -603,11 +604,11 @@ sim::Task<void> RetryBatch(StatePtr p, std::string topic, int32_t partition, Par
   }
   BrokerProducerPtr bp = co_await p->GetBrokerProducer(leader);
   p->Note(0x72657472 /*retr*/, static_cast<uint64_t>(pset->records_to_send.base_sequence.value),
-          [&] {
+          [&, l = leader] {
             return absl::StrCat("retryBatch ", topic, "/", partition,
                                 " seq=", pset->records_to_send.base_sequence.value,
                                 " n=", pset->msgs.size(), " straight to bridge of broker#",
-                                leader->ID());
+                                l->ID());
           });
   // Straight to the broker producer's bridge, past its run loop.
   co_await bp->output->Send(set);
