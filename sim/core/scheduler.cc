@@ -162,7 +162,18 @@ bool Scheduler::SyncPointSlow() {
   // spinning on non-blocking operations cannot hang the run.
   if (steps_ > options_.step_limit) return true;
   if (options_.policy != Policy::kFifo) ++slice_ops_;
-  if (slice_ops_ > options_.time_slice_ops && !runq_.empty()) return true;
+  if (slice_ops_ > options_.time_slice_ops && runq_.empty() && !timers_.empty()) {
+    park_spinner_ = true;  // nobody else can run: let time pass instead
+    return true;
+  }
+  if (slice_ops_ > options_.time_slice_ops && !runq_.empty()) {
+    // A task that ran a whole time slice without blocking is spinning. PCT
+    // would pick it again (it has the highest priority), and the task it
+    // waits for would never run; Go's scheduler lets the others run, so the
+    // spinner drops below every PCT priority, as a yield does.
+    if (options_.policy == Policy::kPct) current_->priority = 0;
+    return true;
+  }
   switch (options_.policy) {
     case Policy::kFifo:
       return false;
@@ -206,6 +217,16 @@ void Scheduler::YieldWithOp(std::coroutine_handle<> h, PendingOp* op) {
   PRODSIM_ASSERT(current_->state == TaskState::kRunning);
   current_->resume = h;
   current_->pending_op = op;
+  if (std::exchange(park_spinner_, false)) {
+    // Parked, not runnable: a timer readies it (and its op) after the
+    // quantum, and time can move on to whatever it waits for.
+    current_->state = TaskState::kBlocked;
+    current_->blocker = nullptr;
+    const uint64_t seq = next_timer_seq_++;
+    PushTimer(TimerEntry{now_ + options_.spin_quantum, seq, current_, nullptr});
+    Emit(EventKind::kPreempt, 1);
+    return;
+  }
   current_->state = TaskState::kRunnable;
   runq_.PushBack(current_);
   Emit(EventKind::kPreempt);

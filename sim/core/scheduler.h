@@ -51,6 +51,12 @@ struct SchedulerOptions {
   // switches a task out after this many synchronization points in a row
   // without blocking, which keeps a spinning task from starving the rest.
   uint32_t time_slice_ops = 1000;
+  // Time stands still while a task runs (an infinitely fast CPU), so a task
+  // that spins with no other task runnable would freeze the clock, and the
+  // timer or delivery it waits for would never come; in Go time passes
+  // while it spins. Such a spinner is parked for this long at the end of
+  // its time slice: the CPU time a slice of spinning costs.
+  Duration spin_quantum = Duration::Micros(10);
   // Bounds: reaching either ends the run with a verdict.
   uint64_t step_limit = 50000000;
   Time time_limit = Time::FromNanos(3600LL * 1000000000LL);
@@ -307,6 +313,7 @@ class Scheduler {
   Time now_;
   uint64_t steps_ = 0;
   uint32_t slice_ops_ = 0;  // sync points since the current task was picked
+  bool park_spinner_ = false;  // the next yield parks for spin_quantum
   uint32_t next_id_ = 1;
   uint32_t next_object_id_ = 1;
   uint64_t next_timer_seq_ = 1;

@@ -169,3 +169,65 @@ TEST(SchedulerTest, TimeSliceLetsOthersRunPastASpinner) {
 
 }  // namespace
 }  // namespace sim
+
+namespace sim {
+namespace {
+
+// Under PCT too: the spinner is switched out after its time slice and
+// loses its priority, so the task it waits for runs, for every seed (PCT
+// used to re-pick the spinner, which has the highest priority, forever).
+TEST(SchedulerTest, TimeSliceLetsOthersRunPastASpinnerUnderPct) {
+  for (uint64_t seed = 1; seed <= 50; ++seed) {
+    SCOPED_TRACE(seed);
+    SchedulerOptions o;
+    o.policy = Policy::kPct;
+    o.pct_depth = 1;  // no change points: only the time slice can help
+    o.seed = seed;
+    o.time_slice_ops = 100;
+    o.step_limit = 100000;
+    Scheduler s(o);
+    Chan<int> c(s, "c");
+    c.Close();
+    bool flag = false;
+    s.Go("spinner", SpinUntil(&s, &c, &flag));
+    s.Go("setter", SetFlag(&flag));
+    EXPECT_EQ(s.Run().outcome, Outcome::kAllDone);
+  }
+}
+
+}  // namespace
+}  // namespace sim
+
+namespace sim {
+namespace {
+
+Task<void> SetFlagAfter(Scheduler* s, bool* flag, Duration d) {
+  co_await s->Sleep(d);
+  *flag = true;
+}
+
+// A task spinning alone while another sleeps does not freeze virtual time:
+// at the end of each time slice it is parked for a spin quantum, time moves
+// on, and the sleeper wakes and releases it (in Go, time passes while a
+// goroutine spins). Under every policy.
+TEST(SchedulerTest, SpinnerAloneLetsTimePass) {
+  for (Policy policy : {Policy::kFifo, Policy::kRandom, Policy::kPct}) {
+    SCOPED_TRACE(std::string(PolicyName(policy)));
+    SchedulerOptions o;
+    o.policy = policy;
+    o.time_slice_ops = 100;
+    o.step_limit = 1000000;
+    Scheduler s(o);
+    Chan<int> c(s, "c");
+    c.Close();
+    bool flag = false;
+    s.Go("spinner", SpinUntil(&s, &c, &flag));
+    s.Go("sleeper", SetFlagAfter(&s, &flag, Duration::Millis(1)));
+    const RunResult r = s.Run();
+    EXPECT_EQ(r.outcome, Outcome::kAllDone) << r.detail;
+    EXPECT_GE(r.end_time, Time() + Duration::Millis(1));
+  }
+}
+
+}  // namespace
+}  // namespace sim
