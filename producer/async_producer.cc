@@ -42,20 +42,7 @@ bool RetriableInHandleSuccess(ErrorCode e) {
   }
 }
 
-struct PartitionEntry {
-  std::string topic;
-  int32_t partition;
-  PartitionSetPtr set;
-};
-
-// produceSet.eachPartition, collected first so that the callback may block.
-std::vector<PartitionEntry> Partitions(const ProduceSet& set, sim::Prng& prng) {
-  std::vector<PartitionEntry> out;
-  set.EachPartition(prng, [&](const std::string& t, int32_t p, const PartitionSetPtr& s) {
-    out.push_back(PartitionEntry{t, p, s});
-  });
-  return out;
-}
+using PartitionEntry = ProduceSet::Entry;
 
 MessagePtr ControlMessage(const std::string& topic, int32_t partition, int8_t flags, int retries) {
   auto m = std::make_shared<ProducerMessage>();
@@ -332,7 +319,6 @@ sim::Task<void> NewHighWatermark(PartitionProducerPtr pp, int hwm) {
 sim::Task<void> FlushRetryBuffers(PartitionProducerPtr pp) {
   for (;;) {
     --pp->high_watermark;
-    PartitionRetryState& level = pp->Level(pp->high_watermark);
     bool send = true;
     if (pp->broker_producer == nullptr) {
       if (Error err = co_await UpdateLeader(pp)) {
@@ -345,7 +331,6 @@ sim::Task<void> FlushRetryBuffers(PartitionProducerPtr pp) {
       for (MessagePtr& m : buf) co_await pp->broker_producer->input->Send(m);
     }
     PartitionRetryState& after = pp->Level(pp->high_watermark);
-    (void)level;
     after.buf.clear();
     if (after.expect_chaser) break;
     if (pp->high_watermark == 0) break;
@@ -856,7 +841,7 @@ sim::Task<void> BrokerProducer::HandleSuccess(
     std::shared_ptr<ProduceSet> sent, std::shared_ptr<const kafka::ProduceResponse> response) {
   StatePtr p = parent_;
   std::vector<std::string> retry_topics;
-  for (const PartitionEntry& e : Partitions(*sent, p->sched().program_prng())) {
+  for (const PartitionEntry& e : sent->Partitions(p->sched().program_prng())) {
     if (response == nullptr) {
       // Only with RequiredAcks == NoResponse: assume success.
       co_await p->ReturnSuccesses(e.set->msgs);
@@ -892,7 +877,7 @@ sim::Task<void> BrokerProducer::HandleSuccess(
   if (p->conf.producer.idempotent) {
     co_await p->client->RefreshMetadata(retry_topics);  // a failure is only logged
   }
-  for (const PartitionEntry& e : Partitions(*sent, p->sched().program_prng())) {
+  for (const PartitionEntry& e : sent->Partitions(p->sched().program_prng())) {
     auto block =
         response->partitions.find(kafka::TopicPartition{e.topic, kafka::PartitionId(e.partition)});
     if (block == response->partitions.end()) continue;  // handled above
@@ -920,10 +905,10 @@ sim::Task<void> BrokerProducer::HandleError(std::shared_ptr<ProduceSet> sent, Er
   co_await p->AbandonBrokerConnection(broker);
   co_await broker->Close();
   closing_ = err;
-  for (const PartitionEntry& e : Partitions(*sent, p->sched().program_prng())) {
+  for (const PartitionEntry& e : sent->Partitions(p->sched().program_prng())) {
     co_await p->RetryMessages(e.set->msgs, err);
   }
-  for (const PartitionEntry& e : Partitions(*buffer_, p->sched().program_prng())) {
+  for (const PartitionEntry& e : buffer_->Partitions(p->sched().program_prng())) {
     co_await p->RetryMessages(e.set->msgs, err);
   }
   co_await RollOver();

@@ -33,6 +33,7 @@ sim::Task<Error> Broker::Open(const Config* conf) {
 
 // sarama v1.42.1 broker.go: the goroutine started by Broker.Open
 sim::Task<void> Broker::DialAndServe(const Config* conf) {
+  conf_ = conf;
   net::DialOptions options;
   options.dial_timeout = conf->net.dial_timeout;
   absl::StatusOr<net::Endpoint> ep = co_await network_->Dial(self_, addr_, options);
@@ -44,7 +45,6 @@ sim::Task<void> Broker::DialAndServe(const Config* conf) {
   } else {
     conn_ = *ep;
     conn_err_ = kNoError;
-    conf_ = conf;
     done_ = sim::MakeChan<bool>(*sched_, absl::StrCat("broker#", id_, ".done"));
     responses_ = sim::MakeChan<PromisePtr>(
         *sched_, absl::StrCat("broker#", id_, ".responses"),
@@ -53,7 +53,6 @@ sim::Task<void> Broker::DialAndServe(const Config* conf) {
                ResponseReceiver(responses_, done_, *conn_));
     Note("connected", ep->id());
   }
-  conf_ = conf;
   lock_.Unlock();
   // KIP-511: fire-and-forget ApiVersions, after the lock is released.
   if (conf->version.IsAtLeast(V2_4_0_0) && conf->api_versions_request) {

@@ -61,18 +61,19 @@ std::shared_ptr<kafka::ProduceRequest> ProduceSet::BuildRequest() const {
   return req;
 }
 
-void ProduceSet::EachPartition(
-    sim::Prng& prng,
-    const std::function<void(const std::string&, int32_t, const PartitionSetPtr&)>& cb) const {
+std::vector<ProduceSet::Entry> ProduceSet::Partitions(sim::Prng& prng) const {
   std::vector<const std::string*> topics;
   for (const auto& [topic, partitions] : msgs_) topics.push_back(&topic);
   for (size_t i = topics.size(); i > 1; --i) std::swap(topics[i - 1], topics[prng.Below(i)]);
+  std::vector<Entry> out;
   for (const std::string* topic : topics) {
-    std::vector<std::pair<int32_t, PartitionSetPtr>> sets;
-    for (const auto& [p, set] : msgs_.at(*topic)) sets.emplace_back(p, set);
-    for (size_t i = sets.size(); i > 1; --i) std::swap(sets[i - 1], sets[prng.Below(i)]);
-    for (const auto& [p, set] : sets) cb(*topic, p, set);
+    const size_t first = out.size();
+    for (const auto& [p, set] : msgs_.at(*topic)) out.push_back(Entry{*topic, p, set});
+    for (size_t i = out.size() - first; i > 1; --i) {
+      std::swap(out[first + i - 1], out[first + prng.Below(i)]);
+    }
   }
+  return out;
 }
 
 // sarama v1.42.1 produce_set.go: produceSet.dropPartition

@@ -40,10 +40,15 @@ class ProduceSet {
   Error Add(MessagePtr msg, sim::Time now);
   // sarama: produceSet.buildRequest.
   std::shared_ptr<kafka::ProduceRequest> BuildRequest() const;
-  // sarama: produceSet.eachPartition, in Go's random map order: topics in
-  // a random order, and each topic's partitions in a random order.
-  void EachPartition(sim::Prng& prng,
-                     const std::function<void(const std::string&, int32_t, const PartitionSetPtr&)>& cb) const;
+  // sarama: produceSet.eachPartition, as the list of entries in Go's random
+  // map order (topics in a random order, each topic's partitions in a
+  // random order), so that the caller's loop body may block.
+  struct Entry {
+    std::string topic;
+    int32_t partition;
+    PartitionSetPtr set;
+  };
+  std::vector<Entry> Partitions(sim::Prng& prng) const;
   // sarama: produceSet.dropPartition.
   std::vector<MessagePtr> DropPartition(const std::string& topic, int32_t partition);
   // sarama: produceSet.wouldOverflow / readyToFlush / empty.

@@ -52,7 +52,7 @@ namespace {
 // scheduler (and its coroutine frames) goes last but one, before nothing
 // that a frame still points to is freed.
 struct World {
-  explicit World(const Scenario& s, const sim::SchedulerOptions& o, kafka::ClusterConfig cc)
+  World(const sim::SchedulerOptions& o, kafka::ClusterConfig cc)
       : sched(o),
         network(sched, sched.prng().Fork("net")),
         client(network.AddNode("client")),
@@ -134,23 +134,9 @@ absl::StatusOr<fault_models::FaultParams> FaultParamsOf(const FaultSpec& f) {
           : f.api == "init_producer_id" ? kafka::ApiKey::kInitProducerId
                                         : kafka::ApiKey::kProduce;
   if (!f.error.empty()) {
-    using kafka::ErrorCode;
-    static constexpr ErrorCode kCodes[] = {
-        ErrorCode::NONE, ErrorCode::OFFSET_OUT_OF_RANGE, ErrorCode::CORRUPT_MESSAGE,
-        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, ErrorCode::LEADER_NOT_AVAILABLE,
-        ErrorCode::NOT_LEADER_OR_FOLLOWER, ErrorCode::REQUEST_TIMED_OUT,
-        ErrorCode::BROKER_NOT_AVAILABLE, ErrorCode::REPLICA_NOT_AVAILABLE,
-        ErrorCode::MESSAGE_TOO_LARGE, ErrorCode::NETWORK_EXCEPTION, ErrorCode::NOT_ENOUGH_REPLICAS,
-        ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode::INVALID_REQUIRED_ACKS,
-        ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER, ErrorCode::DUPLICATE_SEQUENCE_NUMBER,
-        ErrorCode::INVALID_PRODUCER_EPOCH, ErrorCode::UNKNOWN_PRODUCER_ID, ErrorCode::INVALID_RECORD};
-    const ErrorCode* it = std::find_if(std::begin(kCodes), std::end(kCodes), [&](ErrorCode e) {
-      return kafka::ErrorCodeName(e) == f.error;
-    });
-    if (it == std::end(kCodes)) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown Kafka error ", f.error));
-    }
-    p.error = *it;
+    std::optional<kafka::ErrorCode> e = kafka::ErrorCodeFromName(f.error);
+    if (!e) return absl::InvalidArgumentError(absl::StrCat("unknown Kafka error ", f.error));
+    p.error = *e;
   }
   p.count = f.count;
   p.extra = f.extra;
@@ -280,7 +266,7 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   o.time_limit = limit;
   o.record_trace = options.record_trace || options.timeline;
 
-  auto w = std::make_unique<World>(s, o, *cc);
+  auto w = std::make_unique<World>(o, *cc);
   w->network.SetDefaultLatency(LatencyOf(s.network.latency));
   w->record.idempotent = conf->producer.idempotent;
   w->record.required_acks = conf->producer.required_acks;

@@ -74,11 +74,7 @@ Cluster::Cluster(sim::Scheduler& sched, net::Network& network, ClusterConfig con
   }
   // Every broker starts with the initial metadata (the cluster was set up
   // before the run).
-  ++metadata_version_;
-  auto initial = std::make_shared<MetadataView>();
-  initial->version = metadata_version_;
-  initial->partitions = partitions_;
-  initial->live_brokers = LiveBrokers();
+  const std::shared_ptr<const MetadataView> initial = NewView();
   for (auto& b : brokers_) ApplyView(b.get(), initial);
   for (auto& b : brokers_) {
     sched_.Go(absl::StrCat("broker-", b->id_.value, ".accept"), AcceptLoop(b.get()),
@@ -130,13 +126,16 @@ std::vector<BrokerId> Cluster::LiveBrokers() const {
 // ---------------------------------------------------------------------------
 // Controller.
 
-void Cluster::Publish() {
-  ++metadata_version_;
+std::shared_ptr<const MetadataView> Cluster::NewView() {
   auto view = std::make_shared<MetadataView>();
-  view->version = metadata_version_;
+  view->version = ++metadata_version_;
   view->partitions = partitions_;
   view->live_brokers = LiveBrokers();
-  std::shared_ptr<const MetadataView> shared = view;
+  return view;
+}
+
+std::shared_ptr<const MetadataView> Cluster::Publish() {
+  std::shared_ptr<const MetadataView> shared = NewView();
   for (auto& b : brokers_) {
     if (!b->up_) continue;
     const Duration delay = Duration::Nanos(
@@ -146,6 +145,7 @@ void Cluster::Publish() {
       if (target->up_) ApplyView(target, shared);
     });
   }
+  return shared;
 }
 
 void Cluster::ApplyView(Broker* b, const std::shared_ptr<const MetadataView>& view) {
@@ -234,13 +234,8 @@ void Cluster::RestartBroker(BrokerId id) {
   }
   // The restarted broker learns the current metadata at once (it registers
   // with the controller); the others after the usual delay.
-  auto view = std::make_shared<MetadataView>();
-  view->version = metadata_version_ + 1;
-  view->partitions = partitions_;
-  view->live_brokers = LiveBrokers();
   b.view_ = MetadataView{};  // forget the pre-crash view
-  Publish();
-  ApplyView(&b, view);
+  ApplyView(&b, Publish());
 }
 
 absl::Status Cluster::MoveLeader(const TopicPartition& tp, BrokerId to) {

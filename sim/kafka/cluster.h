@@ -206,7 +206,11 @@ class Cluster {
   void UpdateHighWatermark(Broker* leader, const TopicPartition& tp, Replica& r);
   void CheckIsrShrink(Broker* leader, const TopicPartition& tp, Replica& r);
   void ElectLeader(const TopicPartition& tp, PartitionState& p);
-  void Publish();
+  // The controller's state as a new metadata version.
+  std::shared_ptr<const MetadataView> NewView();
+  // Sends a new version to every live broker, each after its own delay;
+  // returns it.
+  std::shared_ptr<const MetadataView> Publish();
   void ApplyView(Broker* b, const std::shared_ptr<const MetadataView>& view);
   std::vector<BrokerId> LiveBrokers() const;
 

@@ -79,6 +79,23 @@ std::string_view ErrorCodeName(ErrorCode code) {
   return {};
 }
 
+std::optional<ErrorCode> ErrorCodeFromName(std::string_view name) {
+  // Every enumerator, once: ErrorCodeName's switch is the list of names.
+  static constexpr ErrorCode kAll[] = {
+      ErrorCode::NONE, ErrorCode::OFFSET_OUT_OF_RANGE, ErrorCode::CORRUPT_MESSAGE,
+      ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, ErrorCode::LEADER_NOT_AVAILABLE,
+      ErrorCode::NOT_LEADER_OR_FOLLOWER, ErrorCode::REQUEST_TIMED_OUT,
+      ErrorCode::BROKER_NOT_AVAILABLE, ErrorCode::REPLICA_NOT_AVAILABLE,
+      ErrorCode::MESSAGE_TOO_LARGE, ErrorCode::NETWORK_EXCEPTION, ErrorCode::NOT_ENOUGH_REPLICAS,
+      ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode::INVALID_REQUIRED_ACKS,
+      ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER, ErrorCode::DUPLICATE_SEQUENCE_NUMBER,
+      ErrorCode::INVALID_PRODUCER_EPOCH, ErrorCode::UNKNOWN_PRODUCER_ID, ErrorCode::INVALID_RECORD};
+  for (ErrorCode e : kAll) {
+    if (ErrorCodeName(e) == name) return e;
+  }
+  return std::nullopt;
+}
+
 bool IsRetriable(ErrorCode code) {
   switch (code) {
     // Subclasses of RetriableException in Kafka 2.6.3: CorruptRecordException,

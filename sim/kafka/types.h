@@ -15,6 +15,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string_view>
 
@@ -103,6 +104,9 @@ enum class ErrorCode : int16_t {
 
 // Kafka's constant name, e.g. "NOT_LEADER_OR_FOLLOWER".
 std::string_view ErrorCodeName(ErrorCode code);
+
+// The inverse of ErrorCodeName: the code named `name`, or nullopt.
+std::optional<ErrorCode> ErrorCodeFromName(std::string_view name);
 
 // Kafka's retriable flag (Errors.java: the exception class of the code
 // extends RetriableException), as of 2.6.3. Note that BROKER_NOT_AVAILABLE
