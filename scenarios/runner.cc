@@ -145,7 +145,10 @@ absl::StatusOr<fault_models::FaultParams> FaultParamsOf(const FaultSpec& f) {
 }
 
 // The application's side of the outcomes: reads Successes and Errors until
-// both are closed, and notes when that happened (Close has returned).
+// both are closed, and notes when that happened (Close has returned). That
+// ends the run: nothing after it can change a check's result, and a task
+// the producer leaked (as Go lets a program exit past its goroutines) must
+// not keep the simulated world turning until the time limit.
 sim::Task<void> Drain(World* w) {
   std::optional<sarama::MessagePtr> s;
   std::optional<sarama::ProducerError> e;
@@ -157,6 +160,7 @@ sim::Task<void> Drain(World* w) {
     if (which == 1 && !e.has_value()) ec = nullptr;
   }
   w->record.close_returned_at = w->sched.now();
+  w->sched.Stop("the producer's Close returned");
 }
 
 sim::Task<void> CloseAt(World* w, Duration at) {

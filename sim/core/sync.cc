@@ -150,4 +150,21 @@ ChanPtr<Time> After(Scheduler& s, Duration d) {
   return c;
 }
 
+Task<bool> Notifier::Wait(Duration timeout) {
+  ChanPtr<bool> mine = MakeChan<bool>(*sched_, name_, 1);
+  waiters_.push_back(mine);
+  ChanPtr<Time> timer = After(*sched_, timeout);
+  std::optional<bool> woken;
+  std::optional<Time> fired;
+  const int which =
+      co_await Select(*sched_, RecvCase(mine.get(), &woken), RecvCase(timer.get(), &fired));
+  if (which != 0) std::erase(waiters_, mine);
+  co_return which == 0;
+}
+
+void Notifier::Notify() {
+  for (const ChanPtr<bool>& w : waiters_) w->TrySend(true);
+  waiters_.clear();
+}
+
 }  // namespace sim

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sim/core/chan.h"
 #include "sim/core/scheduler.h"
@@ -222,6 +223,24 @@ class Timer {
 
 // Go's time.After: a channel that receives once, d from now.
 ChanPtr<Time> After(Scheduler& s, Duration d);
+
+// A broadcast wake-up with a timeout, for the simulated world's own waiting
+// loops (a broker's produce purgatory, a replica fetcher's long poll), so
+// they sleep until something changed instead of polling. Wait returns at
+// the next Notify (true) or when the timeout passes (false). Edge-triggered:
+// a Notify with nobody waiting is not remembered, so check the condition
+// before waiting (nothing runs in between).
+class Notifier {
+ public:
+  Notifier(Scheduler& s, std::string name) : sched_(&s), name_(std::move(name)) {}
+  Task<bool> Wait(Duration timeout);
+  void Notify();
+
+ private:
+  Scheduler* sched_;
+  std::string name_;
+  std::vector<ChanPtr<bool>> waiters_;
+};
 
 }  // namespace sim
 

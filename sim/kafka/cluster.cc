@@ -43,7 +43,8 @@ Cluster::Cluster(sim::Scheduler& sched, net::Network& network, ClusterConfig con
       config_(std::move(config)),
       history_(history),
       prng_(sched.prng().Fork("kafka")),
-      next_producer_id_(config_.first_producer_id) {
+      next_producer_id_(config_.first_producer_id),
+      changed_(sched, "cluster.changed") {
   PRODSIM_ASSERT(config_.brokers >= 1);
   PRODSIM_ASSERT(history_ != nullptr);
   for (int32_t i = 0; i < config_.brokers; ++i) {
@@ -173,6 +174,7 @@ void Cluster::ApplyView(Broker* b, const std::shared_ptr<const MetadataView>& vi
   for (auto& [tp, r] : b->replicas_) {
     if (b->Leads(tp)) UpdateHighWatermark(b, tp, *r);
   }
+  changed_.Notify();
   sched_.trace().Note(sched_.now(), sched_.current_id(), 0x6d657461 /*meta*/,
                       static_cast<uint64_t>(b->id_.value) << 32 | view->version, [&] {
                         return absl::StrCat("broker-", b->id_.value, " metadata v",
@@ -218,6 +220,7 @@ void Cluster::CrashBroker(BrokerId id) {
     if (p.leader == id) ElectLeader(tp, p);
   }
   Publish();
+  changed_.Notify();
 }
 
 void Cluster::RestartBroker(BrokerId id) {
@@ -288,6 +291,7 @@ void Cluster::DelayProcessing(BrokerId b, Duration extra, Time until) {
 
 void Cluster::PauseFetching(BrokerId b, Time until) {
   broker(b).fetch_paused_until_ = until;
+  changed_.Notify();
 }
 
 void Cluster::RecordFault(std::string description, bool healed) {
@@ -324,28 +328,67 @@ void Cluster::SnapshotLogs() {
 // ---------------------------------------------------------------------------
 // Replication.
 
+// A follower's fetcher thread (Kafka's ReplicaFetcherThread) for all the
+// partitions it follows, as a long poll: after each round it waits until the
+// cluster changed, or replica.fetch.wait.max (a caught-up follower's empty
+// fetch, which still counts as caught up), whichever is first. The fetch
+// interval stands for the fetch round trip.
 sim::Task<void> Cluster::ReplicaFetcher(Broker* b) {
+  const Duration poll = std::min(config_.replica_fetch_wait_max,
+                                 Duration::Nanos(config_.replica_lag_time_max.nanos() / 2));
   for (;;) {
     co_await sched_.Sleep(config_.replica_fetch_interval);
-    if (!b->up_) continue;
-    const bool paused = sched_.now() < b->fetch_paused_until_;
-    for (auto& [tp, r] : b->replicas_) {
-      auto it = b->view_.partitions.find(tp);
-      if (it == b->view_.partitions.end()) continue;
-      const BrokerId leader = it->second.leader;
-      if (leader == b->id_) {
-        CheckIsrShrink(b, tp, *r);
-        continue;
+    if (b->up_) {
+      const bool paused = sched_.now() < b->fetch_paused_until_;
+      for (auto& [tp, r] : b->replicas_) {
+        auto it = b->view_.partitions.find(tp);
+        if (it == b->view_.partitions.end()) continue;
+        const BrokerId leader = it->second.leader;
+        if (leader == b->id_) {
+          CheckIsrShrink(b, tp, *r);
+          continue;
+        }
+        if (leader == BrokerId::kNone || paused) continue;
+        if (sched_.now() < r->fetch_paused_until) continue;
+        Broker& l = broker(leader);
+        // A fetch reaches only a live broker that knows it leads (else Kafka
+        // answers NOT_LEADER / FENCED_LEADER_EPOCH and the follower retries).
+        if (!l.up_ || !l.Leads(tp)) continue;
+        FetchFrom(b, &l, tp);
       }
-      if (leader == BrokerId::kNone || paused) continue;
-      if (sched_.now() < r->fetch_paused_until) continue;
-      Broker& l = broker(leader);
-      // A fetch reaches only a live broker that knows it leads (else Kafka
-      // answers NOT_LEADER / FENCED_LEADER_EPOCH and the follower retries).
-      if (!l.up_ || !l.Leads(tp)) continue;
-      FetchFrom(b, &l, tp);
+    }
+    if (FetchHasWork(b)) continue;
+    Duration wait = poll;
+    const Time now = sched_.now();
+    if (b->fetch_paused_until_ > now) wait = std::min(wait, b->fetch_paused_until_ - now);
+    for (const auto& [tp, r] : b->replicas_) {
+      if (r->fetch_paused_until > now) wait = std::min(wait, r->fetch_paused_until - now);
+    }
+    co_await changed_.Wait(wait);
+  }
+}
+
+bool Cluster::FetchHasWork(const Broker* b) const {
+  if (!b->up_ || sched_.now() < b->fetch_paused_until_) return false;
+  for (const auto& [tp, r] : b->replicas_) {
+    auto it = b->view_.partitions.find(tp);
+    if (it == b->view_.partitions.end()) continue;
+    const BrokerId leader = it->second.leader;
+    if (leader == b->id_ || leader == BrokerId::kNone) continue;
+    if (sched_.now() < r->fetch_paused_until) continue;
+    const Broker& l = broker(leader);
+    if (!l.up_ || !l.Leads(tp)) continue;
+    const Replica& lr = *l.replica(tp);
+    auto end = lr.follower_end.find(b->id_.value);
+    const bool leader_knows = end != lr.follower_end.end() && end->second == r->log_end;
+    const PartitionState& p = partitions_.at(tp);
+    if (r->needs_truncation || lr.log_end != r->log_end || !leader_knows ||
+        r->high_watermark < std::min(lr.high_watermark, r->log_end) ||
+        (!Contains(p.isr, b->id_) && r->log_end >= lr.high_watermark)) {
+      return true;
     }
   }
+  return false;
 }
 
 void Cluster::Truncate(Broker* b, Replica& r, const TopicPartition& tp, size_t keep_batches) {
@@ -376,6 +419,10 @@ void Cluster::RebuildProducerState(Replica& r) {
 void Cluster::FetchFrom(Broker* follower, Broker* leader, const TopicPartition& tp) {
   Replica& f = *follower->MutableReplica(tp);
   Replica& l = *leader->MutableReplica(tp);
+  const Offset f_end_before = f.log_end;
+  const Offset f_hw_before = f.high_watermark;
+  const Offset l_hw_before = l.high_watermark;
+  const bool truncating = f.needs_truncation;
   if (f.needs_truncation) {
     // Keep the longest prefix on which both logs agree (same batches
     // written in the same leader epoch), drop the rest.
@@ -406,6 +453,9 @@ void Cluster::FetchFrom(Broker* follower, Broker* leader, const TopicPartition& 
     history_->appends.push_back(std::move(e));
   }
   // Leader side of the fetch: the follower's progress.
+  auto known = l.follower_end.find(follower->id_.value);
+  bool changed = truncating || f.log_end != f_end_before || known == l.follower_end.end() ||
+                 known->second != f.log_end;
   l.follower_end[follower->id_.value] = f.log_end;
   if (f.log_end == l.log_end) l.follower_caught_up[follower->id_.value] = sched_.now();
   PartitionState& p = partitions_.at(tp);
@@ -413,9 +463,12 @@ void Cluster::FetchFrom(Broker* follower, Broker* leader, const TopicPartition& 
       p.leader == leader->id_) {
     p.isr.push_back(follower->id_);  // ISR expansion
     Publish();
+    changed = true;
   }
   UpdateHighWatermark(leader, tp, l);
   f.high_watermark = std::min(l.high_watermark, f.log_end);
+  changed = changed || f.high_watermark != f_hw_before || l.high_watermark != l_hw_before;
+  if (changed) changed_.Notify();
 }
 
 void Cluster::UpdateHighWatermark(Broker* leader, const TopicPartition& tp, Replica& r) {
@@ -593,6 +646,7 @@ ProducePartitionResponse Cluster::AppendAsLeader(Broker* b, const TopicPartition
   StoredBatch sb{r->log_end, view.leader_epoch, sched_.now(), batch};
   r->log.push_back(sb);
   r->log_end = Offset(sb.last_offset().value + 1);
+  changed_.Notify();
   if (batch.idempotent()) {
     r->producer_state.Update(batch.producer_id, batch.producer_epoch, batch.base_sequence,
                              batch.last_sequence(), sb.base_offset, sb.last_offset(),
@@ -663,8 +717,8 @@ sim::Task<std::shared_ptr<ProduceResponse>> Cluster::HandleProduce(Broker* b,
       it = waiting.erase(it);
     }
     if (waiting.empty()) break;
-    const Duration step = std::min(config_.replica_fetch_interval, deadline - sched_.now());
-    co_await sched_.Sleep(step);
+    // Kafka's DelayedProduce: re-checked whenever something changed.
+    co_await changed_.Wait(deadline - sched_.now());
   }
   for (const auto& [tp, pr] : resp->partitions) {
     history_->responses.push_back(ResponseEvent{sched_.now(), b->id_, m.api, m.correlation_id,

@@ -41,6 +41,7 @@
 #include "absl/status/status.h"
 #include "sim/core/prng.h"
 #include "sim/core/scheduler.h"
+#include "sim/core/sync.h"
 #include "sim/kafka/history.h"
 #include "sim/kafka/producer_state.h"
 #include "sim/kafka/protocol.h"
@@ -66,6 +67,9 @@ struct ClusterConfig {
   Duration metadata_delay_max = Duration::Millis(20);
   Duration replica_fetch_interval = Duration::Millis(5);
   Duration replica_lag_time_max = Duration::Seconds(30);  // 2.6 default
+  // replica.fetch.wait.max.ms: how long a caught-up follower's fetch waits
+  // at the leader for new data before it returns empty.
+  Duration replica_fetch_wait_max = Duration::Millis(500);
   Duration request_processing = Duration::Micros(200);
   int64_t first_producer_id = 1000;
 };
@@ -213,6 +217,8 @@ class Cluster {
   std::shared_ptr<const MetadataView> Publish();
   void ApplyView(Broker* b, const std::shared_ptr<const MetadataView>& view);
   std::vector<BrokerId> LiveBrokers() const;
+  // Whether a fetch by follower `b` now would change anything.
+  bool FetchHasWork(const Broker* b) const;
 
   sim::Scheduler& sched_;
   net::Network& network_;
@@ -223,6 +229,9 @@ class Cluster {
   absl::btree_map<TopicPartition, PartitionState> partitions_;
   uint64_t metadata_version_ = 0;
   int64_t next_producer_id_;
+  // Notified whenever a log, a high watermark or a broker's view changes:
+  // the fetchers' long poll and the acks=all purgatory wait on it.
+  sim::Notifier changed_;
 };
 
 }  // namespace kafka
