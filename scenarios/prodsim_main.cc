@@ -19,9 +19,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "scenarios/bench.h"
 #include "scenarios/explore.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
+#include "scenarios/shrink.h"
 
 namespace scenarios {
 namespace {
@@ -37,6 +39,8 @@ constexpr const char* kUsage =
     "       prodsim digest FILE...\n"
     "       prodsim explore --base=FILE (--runs=N | --time=DURATION) [--seed=S]\n"
     "                       [--shard=I/N] [--keep-going] [--out=DIR]\n"
+    "       prodsim shrink FILE -o MIN.toml [--max-runs=N]\n"
+    "       prodsim bench [--help]\n"
     "       prodsim help\n"
     "run: runs each scenario and prints one line per file (verdict, failing check,\n"
     "  digest, simulated time, steps, wall time). --trace=OUT writes the readable\n"
@@ -51,6 +55,12 @@ constexpr const char* kUsage =
     "  random schedules and latencies); prints progress, writes each failing\n"
     "  scenario to --out with its verdict as [expect], and a summary. Stops at the\n"
     "  first failure unless --keep-going. Exit 0: nothing found; 1: found failures.\n"
+    "shrink: makes a failing scenario small while it keeps failing with the same\n"
+    "  verdict and check: removes faults, shortens them, cuts messages, keys, topics,\n"
+    "  partitions and brokers, and moves settings toward their defaults. Prints each\n"
+    "  step and the final size; writes MIN.toml with its verdict as [expect]. Exit 0:\n"
+    "  written; 1: FILE does not fail (nothing to shrink). --max-runs bounds the\n"
+    "  search (default 3000 runs).\n"
     "exit codes: 0 pass, 1 safety, 2 liveness, 3 deadlock, 4 producer-assertion,\n"
     "  70 harness error, 64 usage, 65 bad scenario file, 66 missing file\n";
 
@@ -335,6 +345,75 @@ int Explore(int argc, char** argv) {
   return found > 0 ? 1 : 0;
 }
 
+int ShrinkCommand(int argc, char** argv) {
+  std::string file, out;
+  int64_t max_runs = ShrinkOptions{}.max_runs;
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    const size_t eq = arg.find('=');
+    if (absl::StartsWith(arg, "-") && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if ((arg == "-o" || arg == "--out" || arg == "--max-runs") && i + 1 < argc) {
+      value = argv[++i];
+    }
+    uint64_t n = 0;
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "-o" || arg == "--out") {
+      if (value.empty()) return Usage("shrink: -o needs a file name");
+      out = value;
+    } else if (arg == "--max-runs") {
+      if (!ParseUint(value, &n) || n == 0) {
+        return Usage(absl::StrCat("shrink: bad --max-runs '", value, "' (a number > 0)"));
+      }
+      max_runs = static_cast<int64_t>(n);
+    } else if (absl::StartsWith(arg, "-")) {
+      return Usage(absl::StrCat("unknown flag '", argv[i], "'"));
+    } else if (file.empty()) {
+      file = arg;
+    } else {
+      return Usage("shrink takes exactly one scenario file");
+    }
+  }
+  if (file.empty()) return Usage("shrink needs a scenario file: prodsim shrink FILE -o MIN.toml");
+  if (out.empty()) return Usage("shrink needs -o MIN.toml");
+  Scenario s;
+  int code = 0;
+  if (!Load(file, &s, &code)) return code;
+  const auto started = WallClock::now();
+  std::printf("shrinking %s: %s\n", file.c_str(), DescribeSize(s).c_str());
+  ShrinkOptions options;
+  options.max_runs = max_runs;
+  options.log = [](const std::string& step) {
+    std::printf("  %s\n", step.c_str());
+    std::fflush(stdout);
+  };
+  ShrinkResult r = Shrink(s, options);
+  if (!r.reproduced) {
+    std::printf("%s: %s, nothing to shrink\n", file.c_str(), std::string(VerdictName(r.verdict)).c_str());
+    return 1;
+  }
+  const double secs = std::chrono::duration<double>(WallClock::now() - started).count();
+  r.scenario.description = absl::StrCat(
+      "Shrunk by prodsim shrink from ", file, " (", r.runs, " runs), which said: ", s.description);
+  std::ofstream f(out);
+  f << PrintScenario(r.scenario);
+  f.close();
+  if (!f) {
+    std::fprintf(stderr, "prodsim: cannot write %s\n", out.c_str());
+    return kExitNoFile;
+  }
+  std::printf("kept %s%s; %zu step(s) in %lld run(s), %.1f s\n", std::string(VerdictName(r.verdict)).c_str(),
+              r.failing_check.empty() ? "" : absl::StrCat(" [", r.failing_check, "]").c_str(),
+              r.steps.size(), static_cast<long long>(r.runs), secs);
+  std::printf("final size: %s\n", DescribeSize(r.scenario).c_str());
+  std::printf("written to %s (replay: prodsim run %s)\n", out.c_str(), out.c_str());
+  return 0;
+}
+
 }  // namespace
 }  // namespace scenarios
 
@@ -347,6 +426,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "explore") return Explore(argc, argv);
+  if (cmd == "shrink") return ShrinkCommand(argc, argv);
+  if (cmd == "bench") return BenchCommand(argc, argv);
   Args args;
   if (int code = ParseArgs(argc, argv, &args); code >= 0) return code;
   if (cmd == "run") return Run(args);

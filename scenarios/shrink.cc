@@ -1,0 +1,386 @@
+#include "scenarios/shrink.h"
+
+#include <algorithm>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace scenarios {
+namespace {
+
+std::string FaultText(const FaultSpec& f) {
+  std::string out = absl::StrCat(f.kind, " at ", f.at.ToString(), " on broker ", f.broker);
+  if (f.duration) absl::StrAppend(&out, " for ", f.duration->ToString());
+  if (!f.topic.empty()) absl::StrAppend(&out, " ", f.topic, "/", f.partition);
+  return out;
+}
+
+// The j-th alternative to `seed` (a pure function; fits TOML's integers).
+uint64_t OtherSeed(uint64_t seed, uint64_t j) {
+  uint64_t x = seed + uint64_t{0x9e3779b97f4a7c15} * j;
+  x = (x ^ (x >> 30)) * uint64_t{0xbf58476d1ce4e5b9};
+  x = (x ^ (x >> 27)) * uint64_t{0x94d049bb133111eb};
+  return (x ^ (x >> 31)) & kSeedMax;
+}
+
+// One search: the current smallest failing scenario, and the run budget.
+class Shrinker {
+ public:
+  Shrinker(Scenario s, Verdict verdict, std::string check, const ShrinkOptions& options)
+      : current_(std::move(s)), verdict_(verdict), check_(std::move(check)), options_(options) {}
+
+  const Scenario& current() const { return current_; }
+  int64_t runs() const { return runs_; }
+  bool exhausted() const { return runs_ >= options_.max_runs; }
+  const std::vector<std::string>& steps() const { return steps_; }
+
+  // Applies `change` to a copy of the current scenario; keeps the copy if it
+  // is a valid scenario that still fails the same way.
+  template <typename Change>
+  bool Try(const std::string& what, Change&& change) {
+    if (exhausted()) return false;
+    Scenario candidate = current_;
+    change(candidate);
+    if (candidate == current_) return false;
+    // Only what a scenario file can say: the candidate must print and parse
+    // back to itself (a shrunk file must replay).
+    absl::StatusOr<Scenario> round = ParseScenario(PrintScenario(candidate), "<shrink>");
+    if (!round.ok() || !(*round == candidate)) return false;
+    // The seed decides the interleaving, and any change of the scenario
+    // gives a different one; so a change may also take another seed.
+    const uint64_t seed = candidate.seed;
+    for (int j = 0; j < options_.seeds_per_step && !exhausted(); ++j) {
+      if (j > 0) candidate.seed = OtherSeed(seed, static_cast<uint64_t>(j));
+      ++runs_;
+      const RunOutput out = RunScenario(candidate);
+      if (out.verdict != verdict_ || out.failing_check != check_) continue;
+      const std::string step =
+          j == 0 ? what : absl::StrCat(what, " (with seed ", candidate.seed, ")");
+      current_ = std::move(candidate);
+      steps_.push_back(step);
+      if (options_.log) options_.log(step);
+      return true;
+    }
+    return false;
+  }
+
+  // Lowers an integer field toward `floor` by halving steps: tries
+  // value - step for step = (value - floor) / 2 ... 1, keeping each success.
+  // `fixup` repairs what the smaller value leaves dangling.
+  template <typename Get, typename Fixup = void (*)(Scenario&)>
+  bool Descend(const std::string& name, int64_t floor, Get&& get,
+               Fixup fixup = [](Scenario&) {}) {
+    bool any = false;
+    int64_t value = get(current_);
+    for (int64_t step = std::max<int64_t>((value - floor) / 2, 1); step >= 1 && value > floor;
+         step /= 2) {
+      for (;;) {
+        const int64_t target = std::max(value - step, floor);
+        if (target == value) break;
+        const bool ok = Try(absl::StrCat(name, " ", value, " -> ", target),
+                            [&](Scenario& c) {
+                              get(c) = static_cast<std::remove_reference_t<decltype(get(c))>>(target);
+                              fixup(c);
+                            });
+        if (!ok) break;
+        value = target;
+        any = true;
+      }
+      if (step == 1) break;
+    }
+    return any;
+  }
+
+ private:
+  Scenario current_;
+  Verdict verdict_;
+  std::string check_;
+  ShrinkOptions options_;
+  int64_t runs_ = 0;
+  std::vector<std::string> steps_;
+};
+
+// Delta debugging over the fault list: remove chunks, halving their size.
+bool RemoveFaults(Shrinker& sh) {
+  bool any = false;
+  size_t chunk = std::max<size_t>(sh.current().faults.size() / 2, 1);
+  while (!sh.current().faults.empty() && !sh.exhausted()) {
+    bool removed = false;
+    for (size_t start = 0; start < sh.current().faults.size();) {
+      const size_t n = std::min(chunk, sh.current().faults.size() - start);
+      std::vector<std::string> names;
+      for (size_t i = start; i < start + n; ++i) {
+        names.push_back(FaultText(sh.current().faults[i]));
+      }
+      const bool ok = sh.Try(absl::StrCat("removed fault", n > 1 ? "s " : " ",
+                                          absl::StrJoin(names, "; ")),
+                             [&](Scenario& c) {
+                               c.faults.erase(c.faults.begin() + static_cast<ptrdiff_t>(start),
+                                              c.faults.begin() + static_cast<ptrdiff_t>(start + n));
+                             });
+      if (ok) {
+        removed = any = true;
+      } else {
+        start += n;
+      }
+    }
+    if (chunk == 1 && !removed) break;
+    if (!removed) chunk = std::max<size_t>(chunk / 2, 1);
+  }
+  return any;
+}
+
+// Shorter, earlier and weaker faults.
+bool SimplifyFaults(Shrinker& sh) {
+  bool any = false;
+  for (size_t i = 0; i < sh.current().faults.size() && !sh.exhausted(); ++i) {
+    auto fault = [i](Scenario& c) -> FaultSpec& { return c.faults[i]; };
+    const std::string name = absl::StrCat("fault ", i + 1, " (", sh.current().faults[i].kind, ")");
+    while (sh.current().faults[i].duration && sh.current().faults[i].duration->nanos() > 1000000) {
+      const Duration d = *sh.current().faults[i].duration;
+      const Duration half = Duration::Nanos(d.nanos() / 2);
+      if (!sh.Try(absl::StrCat(name, " duration ", d.ToString(), " -> ", half.ToString()),
+                  [&](Scenario& c) { fault(c).duration = half; })) {
+        break;
+      }
+      any = true;
+    }
+    while (sh.current().faults[i].at.nanos() > 1000000) {
+      const Duration at = sh.current().faults[i].at;
+      const Duration half = Duration::Nanos(at.nanos() / 2);
+      if (!sh.Try(absl::StrCat(name, " at ", at.ToString(), " -> ", half.ToString()),
+                  [&](Scenario& c) { fault(c).at = half; })) {
+        break;
+      }
+      any = true;
+    }
+    if (sh.current().faults[i].count > 1) {
+      any |= sh.Try(absl::StrCat(name, " count ", sh.current().faults[i].count, " -> 1"),
+                    [&](Scenario& c) { fault(c).count = 1; });
+    }
+    while (sh.current().faults[i].extra.nanos() > 1000000) {
+      const Duration e = sh.current().faults[i].extra;
+      const Duration half = Duration::Nanos(e.nanos() / 2);
+      if (!sh.Try(absl::StrCat(name, " extra ", e.ToString(), " -> ", half.ToString()),
+                  [&](Scenario& c) { fault(c).extra = half; })) {
+        break;
+      }
+      any = true;
+    }
+    if (!sh.current().faults[i].heal) {
+      any |= sh.Try(absl::StrCat(name, " heals"), [&](Scenario& c) { fault(c).heal = true; });
+    }
+  }
+  return any;
+}
+
+Duration Half(Duration d) { return Duration::Nanos(d.nanos() / 2); }
+
+// The whole timeline at once: the faults earlier, or everything (faults,
+// their durations and the message interval) twice as fast, so that a
+// shorter workload still overlaps the faults.
+bool CompressTime(Shrinker& sh) {
+  bool any = false;
+  while (!sh.current().faults.empty()) {
+    Duration first = sh.current().faults[0].at;
+    for (const FaultSpec& f : sh.current().faults) first = std::min(first, f.at);
+    const Duration shift = Half(first);
+    if (shift.nanos() < 1000000) break;
+    if (!sh.Try(absl::StrCat("every fault ", shift.ToString(), " earlier"), [&](Scenario& c) {
+          for (FaultSpec& f : c.faults) f.at = f.at - shift;
+        })) {
+      break;
+    }
+    any = true;
+  }
+  while (sh.current().workload.interval.nanos() >= 2000) {
+    if (!sh.Try(absl::StrCat("timeline twice as fast (interval ",
+                             sh.current().workload.interval.ToString(), " -> ",
+                             Half(sh.current().workload.interval).ToString(), ")"),
+                [&](Scenario& c) {
+                  c.workload.interval = Half(c.workload.interval);
+                  if (c.workload.close_at) c.workload.close_at = Half(*c.workload.close_at);
+                  for (FaultSpec& f : c.faults) {
+                    f.at = Half(f.at);
+                    if (f.duration) f.duration = Half(*f.duration);
+                  }
+                })) {
+      break;
+    }
+    any = true;
+  }
+  return any;
+}
+
+bool CutWorkload(Shrinker& sh) {
+  bool any = sh.Descend("messages", 1, [](Scenario& c) -> int32_t& { return c.workload.messages; });
+  any |= sh.Descend("keys", 1, [](Scenario& c) -> int32_t& { return c.workload.keys; });
+  any |= sh.Descend("burst", 1, [](Scenario& c) -> int32_t& { return c.workload.burst; });
+  const WorkloadSpec defaults;
+  if (sh.current().workload.interval > defaults.interval) {
+    any |= sh.Try("workload interval -> default",
+                  [&](Scenario& c) { c.workload.interval = defaults.interval; });
+  }
+  any |= sh.Try("workload value_bytes -> default",
+                [&](Scenario& c) { c.workload.value_bytes = defaults.value_bytes; });
+  any |= sh.Try("workload close_at removed", [](Scenario& c) { c.workload.close_at.reset(); });
+  any |= sh.Try("workload topics -> all", [](Scenario& c) { c.workload.topics.clear(); });
+  return any;
+}
+
+// Drops the faults that name what a smaller cluster no longer has.
+void DropDanglingFaults(Scenario& c) {
+  std::erase_if(c.faults, [&](const FaultSpec& f) {
+    if (f.broker >= c.cluster.brokers) return true;
+    if (f.topic.empty()) return false;
+    auto t = std::find_if(c.cluster.topics.begin(), c.cluster.topics.end(),
+                          [&](const TopicSpec& x) { return x.name == f.topic; });
+    return t == c.cluster.topics.end() || f.partition >= t->partitions;
+  });
+  std::erase_if(c.workload.topics, [&](const std::string& name) {
+    return std::none_of(c.cluster.topics.begin(), c.cluster.topics.end(),
+                        [&](const TopicSpec& x) { return x.name == name; });
+  });
+}
+
+bool CutCluster(Shrinker& sh) {
+  bool any = false;
+  for (size_t i = 0; sh.current().cluster.topics.size() > 1 && i < sh.current().cluster.topics.size();) {
+    const std::string name = sh.current().cluster.topics[i].name;
+    if (sh.Try(absl::StrCat("removed topic ", name), [&](Scenario& c) {
+          c.cluster.topics.erase(c.cluster.topics.begin() + static_cast<ptrdiff_t>(i));
+          DropDanglingFaults(c);
+        })) {
+      any = true;
+    } else {
+      ++i;
+    }
+  }
+  for (size_t i = 0; i < sh.current().cluster.topics.size(); ++i) {
+    const std::string t = sh.current().cluster.topics[i].name;
+    any |= sh.Descend(
+        absl::StrCat("topic ", t, " partitions"), 1,
+        [i](Scenario& c) -> int32_t& { return c.cluster.topics[i].partitions; }, DropDanglingFaults);
+  }
+  const ClusterSpec defaults;
+  any |= sh.Try("min_insync_replicas -> 1", [](Scenario& c) { c.cluster.min_insync_replicas = 1; });
+  for (size_t i = 0; i < sh.current().cluster.topics.size(); ++i) {
+    const std::string t = sh.current().cluster.topics[i].name;
+    any |= sh.Descend(absl::StrCat("topic ", t, " replication_factor"),
+                      sh.current().cluster.min_insync_replicas,
+                      [i](Scenario& c) -> int32_t& { return c.cluster.topics[i].replication_factor; });
+  }
+  int32_t floor = 1;
+  for (const TopicSpec& t : sh.current().cluster.topics) floor = std::max(floor, t.replication_factor);
+  any |= sh.Descend(
+      "brokers", floor, [](Scenario& c) -> int32_t& { return c.cluster.brokers; },
+      DropDanglingFaults);
+  any |= sh.Try("cluster kafka_version -> default",
+                [&](Scenario& c) { c.cluster.kafka_version = defaults.kafka_version; });
+  any |= sh.Try("cluster metadata_delay_max -> default",
+                [&](Scenario& c) { c.cluster.metadata_delay_max = defaults.metadata_delay_max; });
+  any |= sh.Try("cluster replica_fetch_interval -> default",
+                [&](Scenario& c) { c.cluster.replica_fetch_interval = defaults.replica_fetch_interval; });
+  any |= sh.Try("cluster replica_lag_time_max -> default",
+                [&](Scenario& c) { c.cluster.replica_lag_time_max = defaults.replica_lag_time_max; });
+  return any;
+}
+
+// Each producer setting back to Sarama's default (unset).
+template <typename T>
+bool Unset(Shrinker& sh, const char* name, std::optional<T> ProducerSpec::*field) {
+  if (!(sh.current().producer.*field).has_value()) return false;
+  return sh.Try(absl::StrCat("producer ", name, " -> Sarama's default"),
+                [&](Scenario& c) { (c.producer.*field).reset(); });
+}
+
+bool DefaultConfig(Shrinker& sh) {
+  bool any = false;
+  any |= Unset(sh, "idempotent", &ProducerSpec::idempotent);
+  any |= Unset(sh, "net_max_open_requests", &ProducerSpec::net_max_open_requests);
+  any |= Unset(sh, "net_read_timeout", &ProducerSpec::net_read_timeout);
+  any |= Unset(sh, "net_dial_timeout", &ProducerSpec::net_dial_timeout);
+  any |= Unset(sh, "required_acks", &ProducerSpec::required_acks);
+  any |= Unset(sh, "timeout", &ProducerSpec::timeout);
+  any |= Unset(sh, "retry_max", &ProducerSpec::retry_max);
+  any |= Unset(sh, "retry_backoff", &ProducerSpec::retry_backoff);
+  any |= Unset(sh, "return_successes", &ProducerSpec::return_successes);
+  any |= Unset(sh, "return_errors", &ProducerSpec::return_errors);
+  any |= Unset(sh, "flush_messages", &ProducerSpec::flush_messages);
+  any |= Unset(sh, "flush_bytes", &ProducerSpec::flush_bytes);
+  any |= Unset(sh, "flush_frequency", &ProducerSpec::flush_frequency);
+  any |= Unset(sh, "flush_max_messages", &ProducerSpec::flush_max_messages);
+  any |= Unset(sh, "max_message_bytes", &ProducerSpec::max_message_bytes);
+  any |= Unset(sh, "channel_buffer_size", &ProducerSpec::channel_buffer_size);
+  any |= Unset(sh, "metadata_retry_max", &ProducerSpec::metadata_retry_max);
+  any |= Unset(sh, "metadata_retry_backoff", &ProducerSpec::metadata_retry_backoff);
+  any |= Unset(sh, "version", &ProducerSpec::version);
+  return any;
+}
+
+bool DefaultScheduleAndNetwork(Shrinker& sh) {
+  const ScheduleSpec sd;
+  bool any = false;
+  // One way only: pct -> random with the default settings -> fifo.
+  if (sh.current().schedule.policy != "fifo") {
+    any |= sh.Try("schedule -> random with defaults", [&](Scenario& c) { c.schedule = sd; });
+    any |= sh.Try("schedule -> fifo", [&](Scenario& c) {
+      c.schedule = sd;
+      c.schedule.policy = "fifo";
+    });
+  }
+  any |= sh.Try("network latency -> default", [](Scenario& c) { c.network = NetworkSpec{}; });
+  return any;
+}
+
+}  // namespace
+
+std::string DescribeSize(const Scenario& s) {
+  int64_t partitions = 0;
+  for (const TopicSpec& t : s.cluster.topics) partitions += t.partitions;
+  const ProducerSpec& p = s.producer;
+  const int settings = p.idempotent.has_value() + p.net_max_open_requests.has_value() +
+                       p.net_read_timeout.has_value() + p.net_dial_timeout.has_value() +
+                       p.required_acks.has_value() + p.timeout.has_value() +
+                       p.retry_max.has_value() + p.retry_backoff.has_value() +
+                       p.return_successes.has_value() + p.return_errors.has_value() +
+                       p.flush_messages.has_value() + p.flush_bytes.has_value() +
+                       p.flush_frequency.has_value() + p.flush_max_messages.has_value() +
+                       p.max_message_bytes.has_value() + p.channel_buffer_size.has_value() +
+                       p.metadata_retry_max.has_value() + p.metadata_retry_backoff.has_value() +
+                       p.version.has_value();
+  return absl::StrCat(s.faults.size(), " fault(s), ", s.workload.messages, " message(s), ",
+                      s.cluster.topics.size(), " topic(s) with ", partitions, " partition(s), ",
+                      s.cluster.brokers, " broker(s), ", settings, " producer setting(s)");
+}
+
+ShrinkResult Shrink(const Scenario& original, const ShrinkOptions& options) {
+  ShrinkResult result;
+  const RunOutput first = RunScenario(original);
+  result.runs = 1;
+  result.verdict = first.verdict;
+  result.failing_check = first.failing_check;
+  result.scenario = original;
+  if (first.verdict == Verdict::kPass || first.verdict == Verdict::kHarnessError) return result;
+  result.reproduced = true;
+  Shrinker sh(original, first.verdict, first.failing_check, options);
+  for (bool changed = true; changed && !sh.exhausted();) {
+    changed = RemoveFaults(sh);
+    changed |= CompressTime(sh);
+    changed |= CutWorkload(sh);
+    changed |= CutCluster(sh);
+    changed |= DefaultConfig(sh);
+    changed |= SimplifyFaults(sh);
+    changed |= DefaultScheduleAndNetwork(sh);
+  }
+  result.scenario = sh.current();
+  result.runs += sh.runs();
+  result.steps = sh.steps();
+  result.scenario.expect = ExpectSpec{std::string(VerdictName(first.verdict)), first.failing_check};
+  return result;
+}
+
+}  // namespace scenarios
