@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -29,25 +30,34 @@ void PickPartition(sim::Prng& prng, const ClusterSpec& c, FaultSpec* f) {
   f->partition = static_cast<int32_t>(prng.Below(static_cast<uint64_t>(t.partitions)));
 }
 
-FaultSpec DrawFault(sim::Prng& prng, const std::string& kind, const ClusterSpec& c) {
+// Faults are drawn while the base's workload runs: over its span (messages
+// one burst per interval), at least 100 ms and at most kExploreHealBy.
+Duration HealBy(const WorkloadSpec& w) {
+  const int64_t bursts = (w.messages + w.burst - 1) / std::max(w.burst, 1);
+  const int64_t span = w.interval.nanos() * bursts;
+  return Duration::Nanos(
+      std::clamp(span, Duration::Millis(100).nanos(), kExploreHealBy.nanos()));
+}
+
+FaultSpec DrawFault(sim::Prng& prng, const std::string& kind, const ClusterSpec& c,
+                    Duration heal_by) {
   FaultSpec f;
   f.kind = kind;
   f.broker = static_cast<int32_t>(prng.Below(static_cast<uint64_t>(c.brokers)));
-  const Duration last_start = kExploreHealBy - Duration::Seconds(1);
-  f.at = Between(prng, Duration::Millis(10), last_start);
-  const Duration room = kExploreHealBy - f.at;
+  f.at = Between(prng, Duration::Nanos(heal_by.nanos() / 100), Duration::Nanos(heal_by.nanos() / 4 * 3));
+  const Duration room = heal_by - f.at;
   if (kind == "partition" || kind == "crash") {
-    f.duration = Between(prng, Duration::Millis(50), room);
+    f.duration = Between(prng, std::min(Duration::Millis(50), room), room);
     if (kind == "partition") {
       static const char* kDirections[] = {"both", "to_broker", "from_broker"};
       f.direction = kDirections[prng.Below(3)];
     }
   } else if (kind == "delay_processing" || kind == "latency_spike") {
-    f.duration = Between(prng, Duration::Millis(10), room);
+    f.duration = Between(prng, std::min(Duration::Millis(10), room), room);
     f.extra = Between(prng, Duration::Millis(1), Duration::Millis(500));
     if (kind == "latency_spike") f.direction = "both";
   } else if (kind == "pause_fetching" || kind == "shrink_isr") {
-    f.duration = Between(prng, Duration::Millis(10), room);
+    f.duration = Between(prng, std::min(Duration::Millis(10), room), room);
     if (kind == "shrink_isr") PickPartition(prng, c, &f);
   } else if (kind == "move_leader") {
     if (prng.Chance(1, 2)) PickPartition(prng, c, &f);
@@ -108,10 +118,16 @@ Scenario Generate(const Scenario& base, uint64_t seed) {
       uint64_t r = prng.Below(total);
       size_t k = 0;
       while (r >= weights[k]) r -= weights[k++];
-      s.faults.push_back(DrawFault(prng, enabled[k], s.cluster));
+      s.faults.push_back(DrawFault(prng, enabled[k], s.cluster, HealBy(s.workload)));
     }
     std::stable_sort(s.faults.begin(), s.faults.end(),
                      [](const FaultSpec& a, const FaultSpec& b) { return a.at < b.at; });
+  }
+  // Buggify, swarm style too: each site on with probability 1/2. Drawn
+  // last, so every draw above is what it was before buggify existed.
+  s.buggify.sites.clear();
+  for (const std::string_view site : BuggifySiteNames()) {
+    if (prng.Chance(1, 2)) s.buggify.sites.emplace_back(site);
   }
   return s;
 }

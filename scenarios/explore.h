@@ -6,7 +6,9 @@
 // (as FoundationDB and TigerBeetle do it): each generated scenario switches
 // on a random subset of the fault kinds and gives it a random rate, so rare
 // combinations get their turn. Every fault heals by a heal time, after
-// which the liveness check applies.
+// which the liveness check applies. Each buggify site (scenario.h
+// BuggifySpec) is switched on with probability 1/2, and the chosen sites are
+// written into the scenario, so a finding's file replays exactly.
 #ifndef PRODSIM_SCENARIOS_EXPLORE_H_
 #define PRODSIM_SCENARIOS_EXPLORE_H_
 
@@ -16,7 +18,8 @@
 
 namespace scenarios {
 
-// The faults of generated scenarios all heal by this time.
+// The faults of generated scenarios all heal by this time, or sooner: they
+// fall within the base workload's span (at least 100 ms).
 inline constexpr Duration kExploreHealBy = Duration::Seconds(4);
 
 // A scenario from `base` and `seed` (a pure function of both).

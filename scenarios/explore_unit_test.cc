@@ -2,8 +2,17 @@
 #include "scenarios/explore.h"
 
 #include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "scenarios/runner.h"
+#include "sim/kafka/cluster.h"
+#include "sim/net/network.h"
 
 namespace scenarios {
 namespace {
@@ -62,6 +71,87 @@ TEST(ExploreTest, SwarmCoversEveryKind) {
   }
   EXPECT_EQ(kinds.size(), 10u);
   EXPECT_GT(without_crash, 100);
+}
+
+// Swarm for buggify: each site is on in some generated scenarios and off in
+// others, and the chosen sites are in canonical order (so they print and
+// parse back, as GeneratedScenariosRoundTrip checks).
+TEST(ExploreTest, SwarmSwitchesEachBuggifySiteOnAndOff) {
+  const std::span<const std::string_view> names = BuggifySiteNames();
+  std::vector<int> on(names.size());
+  constexpr int kSeeds = 400;
+  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    const Scenario s = Generate(Base(), seed);
+    size_t next = 0;  // sites appear in the order of the list
+    for (const std::string& site : s.buggify.sites) {
+      while (next < names.size() && names[next] != site) ++next;
+      ASSERT_LT(next, names.size()) << site;
+      ++on[next++];
+    }
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    SCOPED_TRACE(std::string(names[i]));
+    EXPECT_GT(on[i], kSeeds / 4);
+    EXPECT_LT(on[i], kSeeds * 3 / 4);
+  }
+}
+
+// The names the scenario format accepts are exactly the sites sim/net and
+// sim/kafka define, in that order.
+TEST(BuggifySitesTest, FormatListsTheSitesOfTheLayers) {
+  std::vector<std::string> layers;
+  for (const sim::BuggifySite& site : net::kBuggifySites) layers.emplace_back(site.name);
+  for (const sim::BuggifySite& site : kafka::kBuggifySites) layers.emplace_back(site.name);
+  std::vector<std::string> format;
+  for (const std::string_view name : BuggifySiteNames()) format.emplace_back(name);
+  EXPECT_EQ(format, layers);
+}
+
+Scenario WithAllSites(uint64_t seed) {
+  Scenario s = Base();
+  s.seed = seed;
+  s.workload.messages = 200;
+  FaultSpec move;  // a metadata update, for broker.slow_metadata
+  move.kind = "move_leader";
+  move.at = Duration::Millis(50);
+  move.broker = 1;
+  s.faults = {move};
+  for (const std::string_view site : BuggifySiteNames()) s.buggify.sites.emplace_back(site);
+  return s;
+}
+
+// A whole run with every site on: each site fires for some seed (the trace
+// says so), the run stays a pure function of its scenario, and it differs
+// from the same scenario without buggify.
+TEST(BuggifyRunTest, EverySiteFiresAndRunsStayDeterministic) {
+  std::set<std::string> fired;
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    SCOPED_TRACE(seed);
+    const Scenario s = WithAllSites(seed);
+    const RunOutput traced = RunScenario(s, {.record_trace = true});
+    ASSERT_NE(traced.verdict, Verdict::kHarnessError) << traced.harness_error;
+    EXPECT_EQ(RunScenario(s).record.run.digest, traced.record.run.digest);
+    Scenario off = s;
+    off.buggify.sites.clear();
+    EXPECT_NE(RunScenario(off).record.run.digest, traced.record.run.digest);
+    for (const std::string_view site : BuggifySiteNames()) {
+      if (traced.trace.find(absl::StrCat("buggify ", std::string(site), " ")) !=
+          std::string::npos) {
+        fired.insert(std::string(site));
+      }
+    }
+  }
+  EXPECT_EQ(fired.size(), BuggifySiteNames().size());
+}
+
+// A Scenario built in code with a site no layer knows is a harness error,
+// not a silently quiet site.
+TEST(BuggifyRunTest, UnknownSiteIsAHarnessError) {
+  Scenario s = Base();
+  s.buggify.sites = {"net.teleport"};
+  const RunOutput out = RunScenario(s);
+  EXPECT_EQ(out.verdict, Verdict::kHarnessError);
+  EXPECT_THAT(out.harness_error, ::testing::HasSubstr("unknown buggify site net.teleport"));
 }
 
 }  // namespace

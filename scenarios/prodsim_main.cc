@@ -12,6 +12,7 @@
 // absl flags, whose errors exit with 1, not 64.)
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
@@ -31,6 +32,7 @@ namespace {
 constexpr int kExitUsage = 64;
 constexpr int kExitBadFile = 65;
 constexpr int kExitNoFile = 66;
+constexpr int kExitCantCreate = 73;  // sysexits EX_CANTCREAT: an output file
 
 constexpr const char* kUsage =
     "usage: prodsim run FILE... [--trace=OUT] [--timeline=OUT.json] [--check-expect]\n"
@@ -62,7 +64,8 @@ constexpr const char* kUsage =
     "  written; 1: FILE does not fail (nothing to shrink). --max-runs bounds the\n"
     "  search (default 3000 runs).\n"
     "exit codes: 0 pass, 1 safety, 2 liveness, 3 deadlock, 4 producer-assertion,\n"
-    "  70 harness error, 64 usage, 65 bad scenario file, 66 missing file\n";
+    "  70 harness error, 64 usage, 65 bad scenario file, 66 missing file,\n"
+    "  73 cannot write an output file\n";
 
 struct Args {
   std::vector<std::string> files;
@@ -302,6 +305,15 @@ int Explore(int argc, char** argv) {
   Scenario base;
   int code = 0;
   if (!Load(a.base, &base, &code)) return code;
+  if (!a.out.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(a.out, ec);
+    if (ec) {
+      std::fprintf(stderr, "prodsim: cannot create --out directory %s: %s\n", a.out.c_str(),
+                   ec.message().c_str());
+      return kExitCantCreate;
+    }
+  }
   std::map<std::string, int64_t> failures;
   int64_t runs = 0, found = 0;
   const auto started = WallClock::now();
@@ -331,6 +343,11 @@ int Explore(int argc, char** argv) {
         const std::string path = FailureFile(a, out, seed);
         std::ofstream f(path);
         f << PrintScenario(s);
+        f.close();
+        if (!f) {
+          std::fprintf(stderr, "prodsim: cannot write %s\n", path.c_str());
+          return kExitCantCreate;
+        }
         std::printf("  written to %s (replay: prodsim run %s)\n", path.c_str(), path.c_str());
       }
       if (!a.keep_going) break;
@@ -404,7 +421,7 @@ int ShrinkCommand(int argc, char** argv) {
   f.close();
   if (!f) {
     std::fprintf(stderr, "prodsim: cannot write %s\n", out.c_str());
-    return kExitNoFile;
+    return kExitCantCreate;
   }
   std::printf("kept %s%s; %zu step(s) in %lld run(s), %.1f s\n", std::string(VerdictName(r.verdict)).c_str(),
               r.failing_check.empty() ? "" : absl::StrCat(" [", r.failing_check, "]").c_str(),

@@ -1,13 +1,19 @@
 #include "scenarios/runner.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "fault_models/faults.h"
 #include "producer/async_producer.h"
 #include "scenarios/timeline.h"
+#include "sim/core/buggify.h"
 #include "sim/kafka/cluster.h"
+#include "sim/net/network.h"
 
 namespace scenarios {
 
@@ -52,11 +58,16 @@ namespace {
 // scheduler (and its coroutine frames) goes last but one, before nothing
 // that a frame still points to is freed.
 struct World {
-  World(const sim::SchedulerOptions& o, kafka::ClusterConfig cc)
+  World(const sim::SchedulerOptions& o, kafka::ClusterConfig cc,
+        const std::vector<std::string>& buggify_sites)
       : sched(o),
+        buggify(sched.prng().Fork("buggify"), buggify_sites),
         network(sched, sched.prng().Fork("net")),
         client(network.AddNode("client")),
-        cluster(sched, network, std::move(cc), &record.kafka) {}
+        cluster(sched, network, std::move(cc), &record.kafka) {
+    network.SetBuggify(&buggify);
+    cluster.SetBuggify(&buggify);
+  }
   ~World() {
     producer.reset();
     sched.DestroyTasks();  // before the cluster and network the frames point to
@@ -64,6 +75,7 @@ struct World {
 
   checks::RunRecord record;
   sim::Scheduler sched;
+  sim::Buggify buggify;  // the sites of the scenario's [buggify], each its own stream
   net::Network network;
   net::NodeId client;
   kafka::Cluster cluster;
@@ -120,6 +132,24 @@ net::LatencyModel LatencyOf(const LatencySpec& l) {
   return net::LatencyModel::Constant(l.min);
 }
 
+// The scenario's buggify sites must be sites of sim/net or sim/kafka, each
+// once (the parser ensures it for a file; a Scenario built in code may not).
+absl::Status CheckBuggifySites(const BuggifySpec& b) {
+  std::vector<std::string_view> known;
+  for (const sim::BuggifySite& site : net::kBuggifySites) known.push_back(site.name);
+  for (const sim::BuggifySite& site : kafka::kBuggifySites) known.push_back(site.name);
+  for (size_t i = 0; i < b.sites.size(); ++i) {
+    if (std::find(known.begin(), known.end(), b.sites[i]) == known.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown buggify site ", b.sites[i]));
+    }
+    if (std::find(b.sites.begin(), b.sites.begin() + static_cast<std::ptrdiff_t>(i),
+                  b.sites[i]) != b.sites.begin() + static_cast<std::ptrdiff_t>(i)) {
+      return absl::InvalidArgumentError(absl::StrCat("buggify site ", b.sites[i], " twice"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<fault_models::FaultParams> FaultParamsOf(const FaultSpec& f) {
   fault_models::FaultParams p;
   p.kind = f.kind;
@@ -145,10 +175,13 @@ absl::StatusOr<fault_models::FaultParams> FaultParamsOf(const FaultSpec& f) {
 }
 
 // The application's side of the outcomes: reads Successes and Errors until
-// both are closed, and notes when that happened (Close has returned). That
-// ends the run: nothing after it can change a check's result, and a task
-// the producer leaked (as Go lets a program exit past its goroutines) must
-// not keep the simulated world turning until the time limit.
+// both are closed, and notes when that happened (Close has returned). The
+// run then ends once every task has returned, or after kCloseSettle: nothing
+// after Close returns can change a check's result, and a task the producer
+// leaked (Go lets a program exit past its goroutines) must not keep the
+// simulated world turning until the time limit.
+constexpr Duration kCloseSettle = Duration::Seconds(1);
+
 sim::Task<void> Drain(World* w) {
   std::optional<sarama::MessagePtr> s;
   std::optional<sarama::ProducerError> e;
@@ -160,7 +193,8 @@ sim::Task<void> Drain(World* w) {
     if (which == 1 && !e.has_value()) ec = nullptr;
   }
   w->record.close_returned_at = w->sched.now();
-  w->sched.Stop("the producer's Close returned");
+  sim::Scheduler* sched = &w->sched;
+  sched->After(kCloseSettle, [sched] { sched->Stop("the producer's Close returned"); });
 }
 
 sim::Task<void> CloseAt(World* w, Duration at) {
@@ -237,7 +271,8 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   absl::StatusOr<kafka::ClusterConfig> cc = ClusterConfigOf(s.cluster);
   absl::StatusOr<sarama::Profile> profile = sarama::ParseProfile(s.producer.profile);
   absl::StatusOr<sim::Policy> policy = sim::ParsePolicy(s.schedule.policy);
-  for (const absl::Status& st : {conf.status(), cc.status(), profile.status(), policy.status()}) {
+  for (const absl::Status& st : {conf.status(), cc.status(), profile.status(), policy.status(),
+                                 CheckBuggifySites(s.buggify)}) {
     if (!st.ok()) {
       out.verdict = Verdict::kHarnessError;
       out.harness_error = std::string(st.message());
@@ -270,7 +305,7 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   o.time_limit = limit;
   o.record_trace = options.record_trace || options.timeline;
 
-  auto w = std::make_unique<World>(o, *cc);
+  auto w = std::make_unique<World>(o, *cc, s.buggify.sites);
   w->network.SetDefaultLatency(LatencyOf(s.network.latency));
   w->record.idempotent = conf->producer.idempotent;
   w->record.required_acks = conf->producer.required_acks;

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -93,6 +94,12 @@ constexpr std::string_view kKafkaErrors[] = {
     "INVALID_REQUIRED_ACKS",      "OUT_OF_ORDER_SEQUENCE_NUMBER",
     "DUPLICATE_SEQUENCE_NUMBER",  "INVALID_PRODUCER_EPOCH",
     "UNKNOWN_PRODUCER_ID",        "INVALID_RECORD"};
+
+// The buggify sites, in canonical order: sim/net's, then sim/kafka's
+// (net::kBuggifySites, kafka::kBuggifySites; a test keeps them in sync).
+constexpr std::string_view kBuggifySites[] = {"net.delay", "net.slow_connect",
+                                              "broker.slow_request", "broker.slow_metadata",
+                                              "broker.slow_fetch"};
 
 // sarama RequiredAcks, by the names of its constants in snake_case.
 struct AcksName {
@@ -189,7 +196,7 @@ constexpr LatencyKindInfo kLatencyKindInfo[] = {
 // Every table's keys, in canonical order, for hints.
 constexpr std::string_view kTopKeys[] = {"seed",    "description", "schedule", "producer",
                                          "cluster", "network",     "workload", "faults",
-                                         "limits",  "expect"};
+                                         "buggify", "limits",      "expect"};
 constexpr std::string_view kScheduleKeys[] = {"policy", "pct_depth", "pct_steps",
                                               "preempt_per_mille"};
 constexpr std::string_view kProducerKeys[] = {"profile",
@@ -227,6 +234,7 @@ constexpr std::string_view kWorkloadKeys[] = {"messages", "keys",        "topics
 constexpr std::string_view kFaultKeys[] = {"kind",      "at",    "duration",  "broker",
                                            "direction", "topic", "partition", "error",
                                            "api",       "count", "extra",     "heal"};
+constexpr std::string_view kBuggifyKeys[] = {"sites"};
 constexpr std::string_view kLimitsKeys[] = {"steps", "time", "liveness_grace"};
 constexpr std::string_view kExpectKeys[] = {"verdict", "check"};
 
@@ -239,8 +247,8 @@ constexpr SectionKeys kSections[] = {
     {"[producer]", kProducerKeys},       {"[cluster]", kClusterKeys},
     {"[[cluster.topics]]", kTopicKeys},  {"[network]", kNetworkKeys},
     {"[network.latency]", kLatencyKeys}, {"[workload]", kWorkloadKeys},
-    {"[[faults]]", kFaultKeys},          {"[limits]", kLimitsKeys},
-    {"[expect]", kExpectKeys},
+    {"[[faults]]", kFaultKeys},          {"[buggify]", kBuggifyKeys},
+    {"[limits]", kLimitsKeys},           {"[expect]", kExpectKeys},
 };
 
 // ---------------------------------------------------------------------------
@@ -1324,6 +1332,58 @@ void ReadFaults(TableReader& top, const FaultContext& ctx, std::vector<FaultSpec
   }
 }
 
+// ---------------------------------------------------------------------------
+// Buggify.
+
+// "did you mean ...? sites: ..." or "use one of: ...", for a bad site name.
+std::string BuggifySiteHint(std::string_view name) {
+  const std::optional<std::string_view> near = Closest(name, kBuggifySites);
+  if (!near) return absl::StrCat("use one of: ", Join(kBuggifySites));
+  return absl::StrCat("did you mean \"", Av(*near), "\"? sites: ", Join(kBuggifySites));
+}
+
+// Reads buggify.sites: known names, each once; stored in canonical order.
+void ReadBuggify(TableReader& r, BuggifySpec* b) {
+  const toml::node* node = r.Get("sites");
+  const toml::array* a = node == nullptr ? nullptr : node->as_array();
+  if (node != nullptr && a == nullptr) {
+    r.diag().Add(PosOf(node->source()),
+                 absl::StrCat(r.Name("sites"), " must be an array of site names, not ",
+                              Av(TypeName(*node))),
+                 absl::StrCat("write sites = [\"net.delay\"]; sites: ", Join(kBuggifySites)));
+  }
+  constexpr size_t kSiteCount = std::size(kBuggifySites);
+  bool seen[kSiteCount] = {};
+  for (size_t i = 0; a != nullptr && i < a->size(); ++i) {
+    const toml::node& e = (*a)[i];
+    const auto* name = e.as_string();
+    if (name == nullptr) {
+      r.diag().Add(PosOf(e.source()),
+                   absl::StrCat(r.Name("sites"), " entries must be strings, not ", Av(TypeName(e))),
+                   "quote each site name, e.g. \"net.delay\"");
+      continue;
+    }
+    const std::string_view* it =
+        std::find(std::begin(kBuggifySites), std::end(kBuggifySites), name->get());
+    if (it == std::end(kBuggifySites)) {
+      const Pos pos = PosOf(e.source());
+      r.diag().Add(pos, absl::StrCat("unknown buggify site ", Shown(name->get())),
+                   r.diag().WouldReport(pos) ? BuggifySiteHint(name->get()) : std::string());
+      continue;
+    }
+    bool& was_seen = seen[static_cast<size_t>(it - std::begin(kBuggifySites))];
+    if (was_seen) {
+      r.diag().Add(PosOf(e.source()), absl::StrCat("duplicate buggify site ", Shown(name->get())),
+                   "list each site once");
+    }
+    was_seen = true;
+  }
+  for (size_t i = 0; i < kSiteCount; ++i) {
+    if (seen[i]) b->sites.emplace_back(kBuggifySites[i]);
+  }
+  r.Finish();
+}
+
 void ReadExpect(TableReader& r, ExpectSpec* e) {
   const bool has_verdict = r.Has("verdict");
   r.Enum("verdict", kVerdicts, &e->verdict);
@@ -1387,6 +1447,7 @@ void ReadTop(TableReader& top, Pos end, Scenario* s) {
   ReadSection(top, "workload",
               [&](TableReader& r) { ReadWorkload(r, cluster, limits, &s->workload); });
   ReadFaults(top, FaultContext{cluster, limits}, &s->faults);
+  ReadSection(top, "buggify", [&](TableReader& r) { ReadBuggify(r, &s->buggify); });
   ReadSection(top, "expect", [&](TableReader& r) {
     s->expect.emplace();
     ReadExpect(r, &*s->expect);
@@ -1545,12 +1606,26 @@ void PrintFault(const FaultSpec& f, std::string* out) {
   if (u & kFHeal) absl::StrAppend(out, "heal = ", f.heal ? "true" : "false", "\n");
 }
 
+void PrintBuggify(const BuggifySpec& b, std::string* out) {
+  if (b.sites.empty()) return;  // off: the section is left out
+  std::vector<std::string> sites;
+  for (const std::string& site : b.sites) sites.push_back(Q(site));
+  absl::StrAppend(out,
+                  "\n# Perturbation points switched on (BUGGIFY): small random delays in the\n"
+                  "# simulated network and brokers.\n"
+                  "[buggify]\nsites = [",
+                  absl::StrJoin(sites, ", "), "]\n");
+}
+
 }  // namespace
+
+std::span<const std::string_view> BuggifySiteNames() { return kBuggifySites; }
 
 bool Scenario::operator==(const Scenario& o) const {
   return seed == o.seed && description == o.description && schedule == o.schedule &&
          producer == o.producer && cluster == o.cluster && network == o.network &&
-         workload == o.workload && faults == o.faults && limits == o.limits && expect == o.expect;
+         workload == o.workload && faults == o.faults && buggify == o.buggify &&
+         limits == o.limits && expect == o.expect;
 }
 
 absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view origin) {
@@ -1605,6 +1680,7 @@ std::string PrintScenario(const Scenario& s) {
     absl::StrAppend(&out, "\n# Timed faults, applied at `at` and healed after `duration`.\n");
   }
   for (const FaultSpec& f : s.faults) PrintFault(f, &out);
+  PrintBuggify(s.buggify, &out);
   absl::StrAppend(&out,
                   "\n# Bounds of the run: reaching one is a verdict, never a hang.\n"
                   "[limits]\nsteps = ",

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -125,6 +126,22 @@ struct FaultSpec {
   bool operator==(const FaultSpec&) const = default;
 };
 
+// Perturbation points (FoundationDB's BUGGIFY) switched on for the run:
+// small random delays inside the simulated network and brokers (see
+// scenarios/README.md for each site and its rate). Empty: none, and the run
+// is exactly what it was before buggify existed.
+struct BuggifySpec {
+  // Site names from BuggifySiteNames(), each once, in that list's order
+  // (ParseScenario sorts them so).
+  std::vector<std::string> sites;
+
+  bool operator==(const BuggifySpec&) const = default;
+};
+
+// Every buggify site a scenario may name, in canonical order. Keep in sync
+// with net::kBuggifySites and kafka::kBuggifySites (a test checks).
+std::span<const std::string_view> BuggifySiteNames();
+
 struct LimitsSpec {
   int64_t steps = 20000000;
   Duration time = Duration::Seconds(600);
@@ -153,6 +170,7 @@ struct Scenario {
   NetworkSpec network;
   WorkloadSpec workload;
   std::vector<FaultSpec> faults;
+  BuggifySpec buggify;
   LimitsSpec limits;
   std::optional<ExpectSpec> expect;
 

@@ -120,6 +120,9 @@ duration = "1m"
 broker = 2
 extra = "20ms"
 
+[buggify]
+sites = ["broker.slow_request", "net.delay"]
+
 [limits]
 steps = 5000000
 time = "90s"
@@ -205,6 +208,7 @@ Scenario ExpectedFullExample() {
                 .value_bytes = 256,
                 .close_at = Duration::Seconds(50)};
   s.faults = ExpectedFullExampleFaults();
+  s.buggify.sites = {"net.delay", "broker.slow_request"};  // canonical order
   s.limits = {
       .steps = 5000000, .time = Duration::Seconds(90), .liveness_grace = Duration::Seconds(30)};
   s.expect = ExpectSpec{.verdict = "safety", .check = "acked-batches-in-order"};
@@ -247,6 +251,7 @@ TEST(ScenarioParse, FullExampleGivesTheExpectedStruct) {
     SCOPED_TRACE(i);
     EXPECT_EQ(s->faults[i], want.faults[i]);
   }
+  EXPECT_EQ(s->buggify, want.buggify);
   EXPECT_EQ(s->limits, want.limits);
   EXPECT_EQ(s->expect, want.expect);
   EXPECT_EQ(*s, want);
@@ -287,6 +292,7 @@ TEST(ScenarioPrint, CanonicalForm) {
   EXPECT_THAT(text, Not(HasSubstr("idempotent")));
   EXPECT_THAT(text, Not(HasSubstr("[expect]")));
   EXPECT_THAT(text, Not(HasSubstr("close_at")));
+  EXPECT_THAT(text, Not(HasSubstr("buggify")));  // off: the section is left out
   for (const char* section :
        {"[schedule]", "[producer]", "[cluster]", "[network.latency]", "[workload]", "[limits]"}) {
     const size_t at = text.find(std::string("\n") + section + "\n");
@@ -531,6 +537,17 @@ std::vector<MalformedCase> MalformedCases() {
        "must be a boolean, not a string"},
       {"extra_missing", fault + "kind = \"latency_spike\"\nat = \"1s\"\n", 7, "extra is missing"},
       {"earliest_problem_wins", "seed = -1\nseed2 = 1\n" + kBase, 1, "seed must be"},
+      {"unknown_buggify_site", kBase + "[buggify]\nsites = [\"net.delay\", \"net.dealy\"]\n", 8,
+       "unknown buggify site \"net.dealy\""},
+      {"duplicate_buggify_site",
+       kBase + "[buggify]\nsites = [\"broker.slow_fetch\",\n  \"broker.slow_fetch\"]\n", 9,
+       "duplicate buggify site \"broker.slow_fetch\""},
+      {"buggify_sites_not_array", kBase + "[buggify]\nsites = \"net.delay\"\n", 8,
+       "buggify.sites must be an array of site names"},
+      {"buggify_site_not_string", kBase + "[buggify]\nsites = [1]\n", 8,
+       "entries must be strings"},
+      {"unknown_key_in_buggify", kBase + "[buggify]\nsite = [\"net.delay\"]\n", 8,
+       "did you mean \"sites\""},
   };
 }
 
@@ -565,6 +582,49 @@ TEST(ScenarioErrors, ColumnPointsAtTheKeyOrValue) {
   s = ParseScenario(kBase + "[schedule]\npct_depth =   99\n", "origin");
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(std::string(s.status().message()), ::testing::StartsWith("origin:8:15: "));
+}
+
+// [buggify] sites parse into canonical order, whatever the file's order; an
+// empty list is the same as no section.
+TEST(ScenarioParse, BuggifySites) {
+  absl::StatusOr<Scenario> s = ParseScenario(
+      kBase + "[buggify]\nsites = [\"broker.slow_fetch\", \"net.slow_connect\", \"net.delay\"]\n",
+      "origin");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->buggify.sites,
+            (std::vector<std::string>{"net.delay", "net.slow_connect", "broker.slow_fetch"}));
+  s = ParseScenario("buggify = { sites = [] }\n" + kBase, "origin");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(*s, ParseScenario(kBase, "origin").value());
+  // Every name the format lists parses.
+  std::string all = kBase + "[buggify]\nsites = [";
+  for (const std::string_view site : BuggifySiteNames()) {
+    absl::StrAppend(&all, "\"", std::string(site), "\",");
+  }
+  s = ParseScenario(all + "]\n", "origin");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->buggify.sites.size(), BuggifySiteNames().size());
+  EXPECT_EQ(BuggifySiteNames().size(), 5u);
+}
+
+// An unknown site is one line at the entry's line and column, and the hint
+// lists the valid names.
+TEST(ScenarioErrors, UnknownBuggifySiteAtItsColumnWithTheValidNames) {
+  absl::StatusOr<Scenario> s =
+      ParseScenario(kBase + "[buggify]\nsites = [\"net.delay\", \"net.dealy\"]\n", "origin");
+  ASSERT_FALSE(s.ok());
+  const std::string message(s.status().message());
+  EXPECT_THAT(message, ::testing::StartsWith("origin:8:23: unknown buggify site \"net.dealy\""));
+  EXPECT_THAT(message, HasSubstr("did you mean \"net.delay\"?"));
+  for (const std::string_view site : BuggifySiteNames()) {
+    EXPECT_THAT(message, HasSubstr(std::string(site)));
+  }
+  s = ParseScenario(kBase + "[buggify]\nsites = [\"everything\"]\n", "origin");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.status().message()),
+              HasSubstr("(hint: use one of: net.delay, net.slow_connect, broker.slow_request, "
+                        "broker.slow_metadata, broker.slow_fetch)"));
+  ErrorLine(s.status());
 }
 
 // More than 10,000 faults are refused at the first one over the limit.
@@ -692,6 +752,7 @@ TEST(ScenarioEquality, EveryFieldCounts) {
       [](Scenario& s) { s.faults[2].count++; },
       [](Scenario& s) { s.faults[1].heal = true; },
       [](Scenario& s) { s.faults.pop_back(); },
+      [](Scenario& s) { s.buggify.sites.pop_back(); },
       [](Scenario& s) { s.limits.liveness_grace += Duration::Nanos(1); },
       [](Scenario& s) { s.expect->check.clear(); },
       [](Scenario& s) { s.expect.reset(); },
@@ -890,6 +951,9 @@ Scenario GenScenario() {
   s.workload = GenWorkload(s.cluster, s.limits.time);
   const int32_t faults = Int32In(0, 6);
   for (int32_t i = 0; i < faults; ++i) s.faults.push_back(GenFault(s.cluster, s.limits.time));
+  for (const std::string_view site : BuggifySiteNames()) {
+    if (*rc::gen::arbitrary<bool>()) s.buggify.sites.emplace_back(site);
+  }
   s.expect = Maybe<ExpectSpec>([] {
     ExpectSpec e;
     e.verdict =

@@ -321,6 +321,21 @@ bool DefaultConfig(Shrinker& sh) {
   return any;
 }
 
+bool RemovePerturbations(Shrinker& sh) {
+  bool any = false;
+  for (size_t i = 0; i < sh.current().buggify.sites.size();) {
+    const std::string site = sh.current().buggify.sites[i];
+    if (sh.Try(absl::StrCat("perturbation site ", site, " off"), [&](Scenario& c) {
+          c.buggify.sites.erase(c.buggify.sites.begin() + static_cast<ptrdiff_t>(i));
+        })) {
+      any = true;
+    } else {
+      ++i;
+    }
+  }
+  return any;
+}
+
 bool DefaultScheduleAndNetwork(Shrinker& sh) {
   const ScheduleSpec sd;
   bool any = false;
@@ -354,7 +369,8 @@ std::string DescribeSize(const Scenario& s) {
                        p.version.has_value();
   return absl::StrCat(s.faults.size(), " fault(s), ", s.workload.messages, " message(s), ",
                       s.cluster.topics.size(), " topic(s) with ", partitions, " partition(s), ",
-                      s.cluster.brokers, " broker(s), ", settings, " producer setting(s)");
+                      s.cluster.brokers, " broker(s), ", settings, " producer setting(s), ",
+                      s.buggify.sites.size(), " perturbation site(s)");
 }
 
 ShrinkResult Shrink(const Scenario& original, const ShrinkOptions& options) {
@@ -374,6 +390,7 @@ ShrinkResult Shrink(const Scenario& original, const ShrinkOptions& options) {
     changed |= CutCluster(sh);
     changed |= DefaultConfig(sh);
     changed |= SimplifyFaults(sh);
+    changed |= RemovePerturbations(sh);
     changed |= DefaultScheduleAndNetwork(sh);
   }
   result.scenario = sh.current();

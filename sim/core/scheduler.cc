@@ -162,11 +162,13 @@ bool Scheduler::SyncPointSlow() {
   // spinning on non-blocking operations cannot hang the run.
   if (steps_ > options_.step_limit) return true;
   if (options_.policy != Policy::kFifo) ++slice_ops_;
-  if (slice_ops_ > options_.time_slice_ops && runq_.empty() && !timers_.empty()) {
+  const uint32_t slice =
+      current_->spinner ? options_.spinner_slice_ops : options_.time_slice_ops;
+  if (slice_ops_ > slice && runq_.empty() && !timers_.empty()) {
     park_spinner_ = true;  // nobody else can run: let time pass instead
     return true;
   }
-  if (slice_ops_ > options_.time_slice_ops && !runq_.empty()) {
+  if (slice_ops_ > slice && !runq_.empty()) {
     // A task that ran a whole time slice without blocking is spinning. PCT
     // would pick it again (it has the highest priority), and the task it
     // waits for would never run; Go's scheduler lets the others run, so the
@@ -222,8 +224,13 @@ void Scheduler::YieldWithOp(std::coroutine_handle<> h, PendingOp* op) {
     // quantum, and time can move on to whatever it waits for.
     current_->state = TaskState::kBlocked;
     current_->blocker = nullptr;
+    // Until the next timer, nothing but the spinner can act, and it only
+    // re-reads the same state: parking it until then (after that timer,
+    // by sequence) is the same as letting it spin there, without the steps.
+    Time wake = now_ + options_.spin_quantum;
+    if (!timers_.empty()) wake = std::max(wake, timers_.front().at);
     const uint64_t seq = next_timer_seq_++;
-    PushTimer(TimerEntry{now_ + options_.spin_quantum, seq, current_, nullptr});
+    PushTimer(TimerEntry{wake, seq, current_, nullptr});
     Emit(EventKind::kPreempt, 1);
     return;
   }
@@ -238,6 +245,7 @@ void Scheduler::Block(std::coroutine_handle<> h, const Blocker* why) {
   current_->resume = h;
   current_->blocker = why;
   current_->state = TaskState::kBlocked;
+  current_->spinner = false;
   Emit(EventKind::kBlock);
 }
 

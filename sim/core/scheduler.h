@@ -54,9 +54,14 @@ struct SchedulerOptions {
   // Time stands still while a task runs (an infinitely fast CPU), so a task
   // that spins with no other task runnable would freeze the clock, and the
   // timer or delivery it waits for would never come; in Go time passes
-  // while it spins. Such a spinner is parked for this long at the end of
-  // its time slice: the CPU time a slice of spinning costs.
+  // while it spins. Such a spinner is parked at the end of its time slice
+  // until the next timer is due, or for this long (the CPU time a slice of
+  // spinning costs) if that is later: until something else happens, it can
+  // only read the same state again.
   Duration spin_quantum = Duration::Micros(10);
+  // Once parked as a spinner, a task keeps this shorter slice until it next
+  // blocks: each wake-up re-reads the state a few times, not a thousand.
+  uint32_t spinner_slice_ops = 20;
   // Bounds: reaching either ends the run with a verdict.
   uint64_t step_limit = 50000000;
   Time time_limit = Time::FromNanos(3600LL * 1000000000LL);
@@ -114,6 +119,7 @@ struct Goroutine {
   PendingOp* pending_op = nullptr;
   const Blocker* blocker = nullptr;
   uint64_t priority = 0;  // PCT only
+  bool spinner = false;    // parked as a spinner since it last blocked
   // Set when the task was woken only to panic (a sender on a channel that
   // got closed): the scheduler panics in its name instead of resuming it.
   std::string panic_on_run;

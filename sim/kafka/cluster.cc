@@ -139,8 +139,8 @@ std::shared_ptr<const MetadataView> Cluster::Publish() {
   std::shared_ptr<const MetadataView> shared = NewView();
   for (auto& b : brokers_) {
     if (!b->up_) continue;
-    const Duration delay = Duration::Nanos(
-        prng_.UniformInt(0, config_.metadata_delay_max.nanos()));
+    Duration delay = Duration::Nanos(prng_.UniformInt(0, config_.metadata_delay_max.nanos()));
+    delay += Perturb(kBuggifySlowMetadata, kBuggifySlowMetadataMax, *b);
     Broker* target = b.get();
     sched_.After(delay, [this, target, shared] {
       if (target->up_) ApplyView(target, shared);
@@ -337,7 +337,9 @@ sim::Task<void> Cluster::ReplicaFetcher(Broker* b) {
   const Duration poll = std::min(config_.replica_fetch_wait_max,
                                  Duration::Nanos(config_.replica_lag_time_max.nanos() / 2));
   for (;;) {
-    co_await sched_.Sleep(config_.replica_fetch_interval);
+    Duration round = config_.replica_fetch_interval;
+    if (b->up_) round += Perturb(kBuggifySlowFetch, kBuggifySlowFetchMax, *b);
+    co_await sched_.Sleep(round);
     if (b->up_) {
       const bool paused = sched_.now() < b->fetch_paused_until_;
       for (auto& [tp, r] : b->replicas_) {
@@ -389,6 +391,19 @@ bool Cluster::FetchHasWork(const Broker* b) const {
     }
   }
   return false;
+}
+
+Duration Cluster::Perturb(const sim::BuggifySite& site, Duration max, const Broker& b) {
+  if (buggify_ == nullptr || !buggify_->Fires(site)) return Duration();
+  const Duration extra = buggify_->Extra(site, max);
+  PRODSIM_ASSERT(extra.nanos() > 0);
+  sched_.trace().Note(sched_.now(), sched_.current_id(),
+                      sim::Fnv1a64(site.name) ^ static_cast<uint64_t>(b.id_.value),
+                      static_cast<uint64_t>(extra.nanos()), [&] {
+                        return absl::StrCat("buggify ", std::string(site.name), " broker-",
+                                            b.id_.value, ": +", extra.ToString());
+                      });
+  return extra;
 }
 
 void Cluster::Truncate(Broker* b, Replica& r, const TopicPartition& tp, size_t keep_batches) {
@@ -520,6 +535,7 @@ sim::Task<void> Cluster::Serve(Broker* b, net::Endpoint ep, uint64_t incarnation
     PRODSIM_ASSERT_MSG(m != nullptr, "a non-Kafka payload reached a broker");
     Duration cost = config_.request_processing;
     if (sched_.now() < b->extra_processing_until_) cost += b->extra_processing_;
+    cost += Perturb(kBuggifySlowRequest, kBuggifySlowRequestMax, *b);
     co_await sched_.Sleep(cost);
     if (b->incarnation_ != incarnation) co_return;  // crashed meanwhile
     net::PayloadPtr out = co_await Handle(b, *m, incarnation);

@@ -23,6 +23,12 @@
 //   state from the log, and as a follower truncates its log to where it
 //   agrees with the leader's (what leader epochs achieve), which removes an
 //   uncommitted suffix written while it led.
+// - Buggify (sim/core/buggify.h), when given one: broker.slow_request makes
+//   one request's processing slower (responses reorder across connections
+//   and brokers), broker.slow_metadata makes one broker learn a metadata
+//   update later (a wider stale-metadata window), broker.slow_fetch makes
+//   one follower's fetch round slower (the high watermark lags, so acks=all
+//   waits longer). Off, they draw nothing.
 //
 // Invariants: offsets in a log are contiguous from 0; a leader's high
 // watermark never exceeds its log end; only the controller changes leaders
@@ -39,6 +45,7 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/status/status.h"
+#include "sim/core/buggify.h"
 #include "sim/core/prng.h"
 #include "sim/core/scheduler.h"
 #include "sim/core/sync.h"
@@ -73,6 +80,19 @@ struct ClusterConfig {
   Duration request_processing = Duration::Micros(200);
   int64_t first_producer_id = 1000;
 };
+
+// The cluster's buggify sites. Rates are per opportunity: per request a
+// broker takes up, per (broker, metadata update), per fetch round of a live
+// broker.
+inline constexpr sim::BuggifySite kBuggifySlowRequest{"broker.slow_request", 1, 10};
+inline constexpr sim::BuggifySite kBuggifySlowMetadata{"broker.slow_metadata", 1, 4};
+inline constexpr sim::BuggifySite kBuggifySlowFetch{"broker.slow_fetch", 1, 10};
+// The most a fired site adds.
+inline constexpr Duration kBuggifySlowRequestMax = Duration::Millis(10);
+inline constexpr Duration kBuggifySlowMetadataMax = Duration::Millis(100);
+inline constexpr Duration kBuggifySlowFetchMax = Duration::Millis(50);
+inline constexpr sim::BuggifySite kBuggifySites[] = {kBuggifySlowRequest, kBuggifySlowMetadata,
+                                                     kBuggifySlowFetch};
 
 // The controller's record of one partition.
 struct PartitionState {
@@ -155,6 +175,10 @@ class Cluster {
           History* history);
   ~Cluster();
 
+  // Perturbation points (kBuggifySites); null, the default, is off. The
+  // Buggify must outlive the Cluster. Set it before the run starts.
+  void SetBuggify(sim::Buggify* buggify) { buggify_ = buggify; }
+
   const ClusterConfig& config() const { return config_; }
   int32_t broker_count() const { return static_cast<int32_t>(brokers_.size()); }
   Broker& broker(BrokerId id);
@@ -219,12 +243,16 @@ class Cluster {
   std::vector<BrokerId> LiveBrokers() const;
   // Whether a fetch by follower `b` now would change anything.
   bool FetchHasWork(const Broker* b) const;
+  // The extra delay of `site` at this opportunity on broker `b`: zero
+  // unless the site is enabled and fires (then noted in the trace).
+  Duration Perturb(const sim::BuggifySite& site, Duration max, const Broker& b);
 
   sim::Scheduler& sched_;
   net::Network& network_;
   ClusterConfig config_;
   History* history_;
   sim::Prng prng_;
+  sim::Buggify* buggify_ = nullptr;
   std::vector<std::unique_ptr<Broker>> brokers_;
   absl::btree_map<TopicPartition, PartitionState> partitions_;
   uint64_t metadata_version_ = 0;

@@ -1,8 +1,14 @@
 // Tests of the cluster model through the network, as a client sees it.
 #include "sim/kafka/cluster.h"
 
+#include <algorithm>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/kafka/raw_client.h"
 
@@ -15,14 +21,24 @@ using sim::Time;
 
 const TopicPartition kT0{"t", PartitionId(0)};
 
-// A scheduler, network, 3-broker cluster and one client node.
+using Sites = std::vector<std::string>;
+
+// A scheduler, network, 3-broker cluster and one client node. With
+// `buggify` set, those sites are on, in the network and the cluster.
 struct World {
-  explicit World(ClusterConfig config = DefaultConfig(), bool record = false)
+  explicit World(ClusterConfig config = DefaultConfig(), bool record = false,
+                 std::optional<Sites> buggify = std::nullopt)
       : sched(Options(record)),
         network(sched, sched.prng().Fork("net")),
         client_node(network.AddNode("client")),
         cluster(sched, network, std::move(config), &history),
-        client(sched, network, client_node) {}
+        client(sched, network, client_node) {
+    if (buggify) {
+      bug = sim::Buggify(sched.prng().Fork("buggify"), *buggify);
+      network.SetBuggify(&bug);
+      cluster.SetBuggify(&bug);
+    }
+  }
 
   static sim::SchedulerOptions Options(bool record) {
     sim::SchedulerOptions o;
@@ -45,6 +61,7 @@ struct World {
   }
 
   sim::Scheduler sched;
+  sim::Buggify bug;
   net::Network network;
   net::NodeId client_node;
   History history;
@@ -422,6 +439,138 @@ TEST(ClusterTest, Deterministic) {
     d = w.Run(CrashBeforeReplication(&w)).digest;
   }
   EXPECT_EQ(digests[0], digests[1]);
+}
+
+// ---------------------------------------------------------------------------
+// Buggify.
+
+const Sites kAllSites = {"net.delay", "net.slow_connect", "broker.slow_request",
+                         "broker.slow_metadata", "broker.slow_fetch"};
+
+// `count` produce calls in a row to broker 0 (kT0's leader), each one's
+// round trip in `took` (the first, which dials, left out).
+Task<void> ProduceInARow(World* w, int count, int16_t acks, std::vector<Duration>* took) {
+  for (int i = 0; i < count; ++i) {
+    const Time start = w->sched.now();
+    Outcome o = co_await CallProduce(
+        w, BrokerId(0), Produce(w, kT0, 1000, 0, i, 1, acks, static_cast<uint64_t>(i) + 1));
+    EXPECT_TRUE(o.status.ok()) << o.status;
+    EXPECT_EQ(o.part.error, ErrorCode::NONE);
+    if (i > 0) took->push_back(w->sched.now() - start);
+  }
+}
+
+struct RoundTrips {
+  std::vector<Duration> took;
+  uint64_t fired = 0;
+  std::string trace;
+};
+
+RoundTrips RunProduceInARow(std::optional<Sites> sites, int16_t acks, std::string_view site) {
+  World w(World::DefaultConfig(), /*record=*/true, std::move(sites));
+  RoundTrips out;
+  const sim::RunResult r = w.Run(ProduceInARow(&w, 80, acks, &out.took));
+  EXPECT_EQ(r.outcome, sim::Outcome::kAllDone) << r.detail;
+  out.fired = w.bug.fired(site);
+  out.trace = w.sched.RenderTrace();
+  return out;
+}
+
+// broker.slow_request makes some requests slower (a round trip is constant
+// without it, with acks=1), by at most its maximum.
+TEST(ClusterBuggifyTest, SlowRequestSlowsSomeResponses) {
+  const RoundTrips off = RunProduceInARow(std::nullopt, 1, "broker.slow_request");
+  const RoundTrips on = RunProduceInARow(Sites{"broker.slow_request"}, 1, "broker.slow_request");
+  ASSERT_EQ(off.took.size(), on.took.size());
+  const Duration usual = off.took.front();
+  int slow = 0;
+  for (size_t i = 0; i < off.took.size(); ++i) {
+    EXPECT_EQ(off.took[i], usual);
+    EXPECT_GE(on.took[i], usual);
+    EXPECT_LE(on.took[i], usual + kBuggifySlowRequestMax);
+    if (on.took[i] > usual) ++slow;
+  }
+  EXPECT_GT(slow, 0);
+  EXPECT_GT(on.fired, 0u);
+  EXPECT_THAT(on.trace, ::testing::HasSubstr("buggify broker.slow_request broker-0: +"));
+  EXPECT_THAT(off.trace, ::testing::Not(::testing::HasSubstr("buggify")));
+}
+
+// broker.slow_fetch makes followers fetch later now and then, so the high
+// watermark lags and some acks=all requests wait longer than any without it.
+TEST(ClusterBuggifyTest, SlowFetchDelaysAcksAll) {
+  const RoundTrips off = RunProduceInARow(std::nullopt, -1, "broker.slow_fetch");
+  const RoundTrips on = RunProduceInARow(Sites{"broker.slow_fetch"}, -1, "broker.slow_fetch");
+  ASSERT_EQ(off.took.size(), on.took.size());
+  const Duration off_max = *std::max_element(off.took.begin(), off.took.end());
+  const Duration on_max = *std::max_element(on.took.begin(), on.took.end());
+  EXPECT_GT(on_max, off_max);
+  EXPECT_GT(on.fired, 0u);
+  EXPECT_THAT(on.trace, ::testing::HasSubstr("buggify broker.slow_fetch broker-"));
+}
+
+bool AllBrokersKnowEpoch(World* w, int32_t epoch) {
+  for (int32_t b = 0; b < w->cluster.broker_count(); ++b) {
+    if (w->cluster.broker(BrokerId(b)).view().partitions.at(kT0).leader_epoch < epoch) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Moves kT0's leader around `moves` times; for each move, how long until
+// every broker knew of it (polled every 100us).
+Task<void> MoveAndWatch(World* w, int moves, std::vector<Duration>* learned) {
+  for (int i = 0; i < moves; ++i) {
+    co_await w->sched.Sleep(Duration::Millis(200));
+    EXPECT_TRUE(w->cluster.MoveLeader(kT0, BrokerId((i + 1) % 3)).ok());
+    const int32_t epoch = w->cluster.partition(kT0)->leader_epoch;
+    const Time start = w->sched.now();
+    while (!AllBrokersKnowEpoch(w, epoch)) {
+      co_await w->sched.Sleep(Duration::Micros(100));
+    }
+    learned->push_back(w->sched.now() - start);
+  }
+}
+
+// broker.slow_metadata makes some broker learn of a change later than
+// cluster.metadata_delay_max allows otherwise: a wider stale window.
+TEST(ClusterBuggifyTest, SlowMetadataWidensTheStaleWindow) {
+  const Duration delay_max = World::DefaultConfig().metadata_delay_max;
+  for (const bool buggify : {false, true}) {
+    SCOPED_TRACE(buggify ? "buggify" : "plain");
+    World w(World::DefaultConfig(), /*record=*/true,
+            buggify ? std::optional<Sites>(Sites{"broker.slow_metadata"}) : std::nullopt);
+    std::vector<Duration> learned;
+    EXPECT_EQ(w.Run(MoveAndWatch(&w, 20, &learned)).outcome, sim::Outcome::kAllDone);
+    ASSERT_EQ(learned.size(), 20u);
+    const Duration slowest = *std::max_element(learned.begin(), learned.end());
+    EXPECT_LE(slowest, delay_max + kBuggifySlowMetadataMax + Duration::Micros(100));
+    if (buggify) {
+      EXPECT_GT(slowest, delay_max + Duration::Micros(100));
+      EXPECT_THAT(w.sched.RenderTrace(), ::testing::HasSubstr("buggify broker.slow_metadata"));
+    } else {
+      EXPECT_LE(slowest, delay_max + Duration::Micros(100));
+    }
+  }
+}
+
+// A Buggify with nothing on, or only sites no run here reaches, changes
+// nothing; with every site on, a run differs but stays a function of its
+// seed.
+TEST(ClusterBuggifyTest, OffChangesNothingOnIsDeterministic) {
+  auto digest = [](std::optional<Sites> sites) {
+    World w(World::DefaultConfig(), /*record=*/false, std::move(sites));
+    const sim::RunResult r = w.Run(CrashBeforeReplication(&w));
+    EXPECT_EQ(r.outcome, sim::Outcome::kAllDone) << r.detail;
+    return r.digest;
+  };
+  const uint64_t without = digest(std::nullopt);
+  EXPECT_EQ(digest(Sites{}), without);
+  EXPECT_EQ(digest(Sites{"no.such_site"}), without);
+  const uint64_t all = digest(kAllSites);
+  EXPECT_NE(all, without);
+  EXPECT_EQ(digest(kAllSites), all);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ enum NoteKind : uint64_t {
   kNoteDrop = 6,
   kNoteRefused = 7,
   kNoteDialTimeout = 8,
+  kNoteBuggify = 9,
 };
 
 // Why a connection was reset: the second word of a reset note.
@@ -81,6 +82,7 @@ struct Network::Impl {
 
   sim::Scheduler* sched;
   sim::Prng latency_root;
+  sim::Buggify* buggify = nullptr;  // off unless set
   std::vector<Node> nodes;  // NodeId n is nodes[n - 1]
   LatencyModel default_latency;
   absl::btree_map<Link, LatencyModel> link_latency;
@@ -239,6 +241,8 @@ void Network::SetNodeUp(NodeId n, bool up) {
 
 bool Network::NodeUp(NodeId n) const { return impl_->node(n).up; }
 
+void Network::SetBuggify(sim::Buggify* buggify) { impl_->buggify = buggify; }
+
 void Network::SetDefaultLatency(LatencyModel m) { impl_->default_latency = m; }
 
 void Network::SetLinkLatency(NodeId from, NodeId to, LatencyModel m) {
@@ -373,7 +377,18 @@ bool Network::SendOn(const ConnPtr& c, int side, PayloadPtr msg) {
 void Network::Transmit(const ConnPtr& c, int side, uint64_t seq, PayloadPtr msg) {
   Direction& d = c->dir[side];
   sim::Scheduler& s = *impl_->sched;
-  const Duration latency = DrawLatency(c->node[side], c->node[1 - side]);
+  Duration latency = DrawLatency(c->node[side], c->node[1 - side]);
+  if (impl_->buggify != nullptr && impl_->buggify->Fires(kBuggifyDelay)) {
+    // This message is slow; the FIFO rule below makes the ones sent after
+    // it in this direction wait for it, while other connections overtake.
+    const Duration extra = impl_->buggify->Extra(kBuggifyDelay, kBuggifyDelayMax);
+    latency += extra;
+    const uint64_t word = static_cast<uint64_t>(extra.nanos()) << 1 | static_cast<uint64_t>(side);
+    Note(kNoteBuggify, c->id, word, [&] {
+      return absl::StrCat("buggify net.delay c", c->id, " ", NodeName(c->node[side]), "->",
+                          NodeName(c->node[1 - side]), " #", seq, ": +", extra.ToString());
+    });
+  }
   // FIFO, as TCP: never before the message sent before it.
   const Time at = std::max(s.now() + latency, d.last_deliver_at);
   d.last_deliver_at = at;
@@ -519,7 +534,16 @@ sim::Task<absl::StatusOr<Endpoint>> Network::Dial(NodeId from, NodeId to, DialOp
     co_return timeout();
   }
   // SYN there, SYN-ACK (or RST) back.
-  const Duration rtt = DrawLatency(from, to) + DrawLatency(to, from);
+  Duration rtt = DrawLatency(from, to) + DrawLatency(to, from);
+  if (impl_->buggify != nullptr && impl_->buggify->Fires(kBuggifySlowConnect)) {
+    // A slow handshake: a busy peer, a full accept queue, a slow path.
+    const Duration extra = impl_->buggify->Extra(kBuggifySlowConnect, kBuggifySlowConnectMax);
+    rtt += extra;
+    Note(kNoteBuggify, 0, uint64_t{from} << 32 | to, [&] {
+      return absl::StrCat("buggify net.slow_connect ", NodeName(from), "->", NodeName(to), ": +",
+                          extra.ToString());
+    });
+  }
   co_await s.Sleep(rtt);
   if (unreachable()) {
     // Partitioned during the handshake: the answer never comes.

@@ -28,6 +28,11 @@
 // - Randomness: each direction of each link (node pair) has its own stream
 //   forked from the Network's PRNG, so traffic on one link never shifts the
 //   latency draws of another.
+// - Buggify (sim/core/buggify.h), when given one, adds what a real network
+//   allows besides: net.delay holds one message on a link a little longer
+//   (later messages in its direction wait behind it, as TCP's in-order
+//   delivery makes them; other connections overtake it), and
+//   net.slow_connect makes a dial's handshake slower. Off, they draw nothing.
 //
 // Invariants: in each direction, delivery times never decrease and messages
 // are delivered in the order sent; a reset connection never receives a
@@ -45,6 +50,7 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/status/statusor.h"
+#include "sim/core/buggify.h"
 #include "sim/core/chan.h"
 #include "sim/core/prng.h"
 #include "sim/core/scheduler.h"
@@ -112,6 +118,16 @@ class Endpoint {
   int side_ = 0;
 };
 
+// The network's buggify sites. Rates are per opportunity: net.delay per
+// message put on the wire, net.slow_connect per dial that gets to its
+// handshake.
+inline constexpr sim::BuggifySite kBuggifyDelay{"net.delay", 1, 10};
+inline constexpr sim::BuggifySite kBuggifySlowConnect{"net.slow_connect", 1, 4};
+// The most a fired site adds.
+inline constexpr Duration kBuggifyDelayMax = Duration::Millis(5);
+inline constexpr Duration kBuggifySlowConnectMax = Duration::Millis(50);
+inline constexpr sim::BuggifySite kBuggifySites[] = {kBuggifyDelay, kBuggifySlowConnect};
+
 struct DialOptions {
   Duration dial_timeout = Duration::Seconds(30);  // Sarama's Net.DialTimeout
 };
@@ -128,6 +144,10 @@ class Network {
   // connections (a crashed process).
   void SetNodeUp(NodeId n, bool up);
   bool NodeUp(NodeId n) const;
+
+  // Perturbation points (kBuggifySites); null, the default, is off. The
+  // Buggify must outlive the Network.
+  void SetBuggify(sim::Buggify* buggify);
 
   void SetDefaultLatency(LatencyModel m);
   // Latency for messages from `from` to `to` (one direction).

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sim/core/buggify.h"
 #include "sim/core/chan.h"
 #include "sim/core/scheduler.h"
 #include "sim/core/sync.h"
@@ -651,13 +652,20 @@ struct ChaosResult {
   std::string trace;
 };
 
-ChaosResult RunChaos(uint64_t seed, bool record) {
+// `buggify`: null for none, else the sites to switch on (perhaps none).
+ChaosResult RunChaos(uint64_t seed, bool record,
+                     const std::vector<std::string>* buggify = nullptr) {
   sim::SchedulerOptions o;
   o.seed = seed;
   o.policy = sim::Policy::kRandom;
   o.record_trace = record;
   Scheduler sched(o);
   Network net(sched, sim::Prng(seed).Fork("net"));
+  sim::Buggify bug;
+  if (buggify != nullptr) {
+    bug = sim::Buggify(sim::Prng(seed).Fork("buggify"), *buggify);
+    net.SetBuggify(&bug);
+  }
   net.SetDefaultLatency(LatencyModel::Exponential(Us(50), Us(500), Ms(10)));
   const NodeId broker = net.AddNode("broker");
   net.Listen(broker);
@@ -705,6 +713,174 @@ TEST(NetworkTest, SameSeedSameTraceDigest) {
   // Canary: the faults really happened, and traffic got through too.
   EXPECT_GT(lost, 0u);
   EXPECT_GT(delivered, 200u);
+}
+
+// ---------------------------------------------------------------------------
+// Buggify.
+
+const std::vector<std::string> kNetSites = {"net.delay", "net.slow_connect"};
+
+// A stream over one connection with the given buggify sites on; `bug` is
+// the Buggify the network used (for its counts).
+std::vector<Arrival> RunBuggifiedStream(uint64_t seed, const std::vector<std::string>& sites,
+                                        int count, Duration gap, sim::Buggify* bug) {
+  World w(seed);
+  *bug = sim::Buggify(sim::Prng(seed).Fork("buggify"), sites);
+  w.net.SetBuggify(bug);
+  std::vector<Arrival> out;
+  w.sched.Go("stream", Stream(&w.sched, &w.net, w.client, w.broker, count, gap, &out));
+  EXPECT_EQ(w.sched.Run().outcome, Outcome::kAllDone);
+  return out;
+}
+
+// net.delay slows single messages, yet each direction stays FIFO: a later
+// message on the link is never delivered before a delayed one.
+TEST(NetworkBuggifyTest, DelayKeepsEachDirectionFifo) {
+  constexpr int kCount = 1000;
+  sim::Buggify bug;
+  // Constant 1ms latency, sends 20us apart: without buggify, message i
+  // arrives exactly 1ms after it was sent.
+  const std::vector<Arrival> got = RunBuggifiedStream(5, {"net.delay"}, kCount, Us(20), &bug);
+  ASSERT_EQ(got.size(), size_t{kCount});
+  int late = 0;
+  for (int i = 0; i < kCount; ++i) {
+    const Arrival& a = got[static_cast<size_t>(i)];
+    EXPECT_EQ(a.n, i);
+    const Time sent = Time() + Ms(2) + Us(20) * i;
+    EXPECT_GE(a.at, sent + Ms(1));
+    if (a.at > sent + Ms(1)) ++late;
+    if (i > 0) {
+      EXPECT_GE(a.at, got[static_cast<size_t>(i) - 1].at);
+    }
+  }
+  // Canary: the site fired at its rate, and the messages behind a delayed
+  // one waited for it (more late messages than fired sites).
+  EXPECT_EQ(bug.opportunities("net.delay"), uint64_t{kCount});
+  EXPECT_GT(bug.fired("net.delay"), uint64_t{kCount / 20});
+  EXPECT_LT(bug.fired("net.delay"), uint64_t{kCount / 5});
+  EXPECT_GT(late, static_cast<int>(bug.fired("net.delay")));
+}
+
+// Sends message k on connection 1, then 100us later message k on
+// connection 2, for `rounds` rounds 10ms apart.
+Task<void> TwoConnections(Scheduler* s, Network* net, NodeId c1, NodeId c2, NodeId to,
+                          int rounds, std::vector<Arrival>* out1, std::vector<Arrival>* out2) {
+  Endpoint a, a_server, b, b_server;
+  co_await Connect(net, c1, to, &a, &a_server);
+  co_await Connect(net, c2, to, &b, &b_server);
+  s->Go("receiver1", RecvN(s, a_server, rounds, out1));
+  s->Go("receiver2", RecvN(s, b_server, rounds, out2));
+  for (int k = 0; k < rounds; ++k) {
+    EXPECT_TRUE(a.Send(M(k)));
+    co_await s->Sleep(Us(100));
+    EXPECT_TRUE(b.Send(M(k)));
+    co_await s->Sleep(Ms(10));
+  }
+}
+
+// How many rounds the message on connection 2 overtook the one sent 100us
+// earlier on connection 1 (0 without buggify: latency is constant).
+int Overtakes(uint64_t seed, bool buggify) {
+  World w(seed);
+  const NodeId other = w.net.AddNode("client2");
+  sim::Buggify bug(sim::Prng(seed).Fork("buggify"),
+                   buggify ? std::vector<std::string>{"net.delay"} : std::vector<std::string>{});
+  w.net.SetBuggify(&bug);
+  constexpr int kRounds = 40;
+  std::vector<Arrival> one, two;
+  w.sched.Go("main", TwoConnections(&w.sched, &w.net, w.client, other, w.broker, kRounds, &one,
+                                    &two));
+  EXPECT_EQ(w.sched.Run().outcome, Outcome::kAllDone);
+  EXPECT_EQ(one.size(), size_t{kRounds});
+  EXPECT_EQ(two.size(), size_t{kRounds});
+  int overtakes = 0;
+  for (size_t k = 0; k < one.size() && k < two.size(); ++k) {
+    EXPECT_EQ(one[k].n, static_cast<int>(k));  // FIFO on each connection
+    EXPECT_EQ(two[k].n, static_cast<int>(k));
+    if (two[k].at < one[k].at) ++overtakes;
+  }
+  return overtakes;
+}
+
+// net.delay reorders across connections: a message sent later on another
+// connection can arrive first, which constant latency alone never allows.
+TEST(NetworkBuggifyTest, DelayLetsOtherConnectionsOvertake) {
+  int seeds_with_overtakes = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed=", seed));
+    EXPECT_EQ(Overtakes(seed, false), 0);  // canary: no reordering without it
+    if (Overtakes(seed, true) > 0) ++seeds_with_overtakes;
+  }
+  EXPECT_GE(seeds_with_overtakes, 5);
+}
+
+Task<void> Dials(Scheduler* s, Network* net, NodeId from, NodeId to, int count,
+                 std::vector<Duration>* took) {
+  for (int i = 0; i < count; ++i) {
+    const Time start = s->now();
+    absl::StatusOr<Endpoint> ep = co_await net->Dial(from, to);
+    EXPECT_TRUE(ep.ok()) << ep.status();
+    took->push_back(s->now() - start);
+    if (ep.ok()) ep->Close();
+  }
+}
+
+// net.slow_connect makes some dials slower than one round trip, by at most
+// its maximum, and says so in the trace.
+TEST(NetworkBuggifyTest, SlowConnectSlowsSomeDials) {
+  sim::SchedulerOptions o;
+  o.seed = 3;
+  o.record_trace = true;
+  Scheduler sched(o);
+  Network net(sched, sim::Prng(3));
+  net.SetDefaultLatency(LatencyModel::Constant(Ms(1)));
+  const NodeId client = net.AddNode("client");
+  const NodeId broker = net.AddNode("broker");
+  net.Listen(broker);
+  sim::Buggify bug(sim::Prng(3).Fork("buggify"), {"net.slow_connect"});
+  net.SetBuggify(&bug);
+  std::vector<Duration> took;
+  sched.Go("dials", Dials(&sched, &net, client, broker, 40, &took));
+  EXPECT_EQ(sched.Run().outcome, Outcome::kAllDone);
+  ASSERT_EQ(took.size(), 40u);
+  int slow = 0;
+  for (const Duration d : took) {
+    EXPECT_GE(d, Ms(2));
+    EXPECT_LE(d, Ms(2) + kBuggifySlowConnectMax);
+    if (d > Ms(2)) ++slow;
+  }
+  EXPECT_EQ(static_cast<uint64_t>(slow), bug.fired("net.slow_connect"));
+  EXPECT_GT(slow, 0);
+  EXPECT_LT(slow, 40);
+  EXPECT_THAT(sched.RenderTrace(), HasSubstr("buggify net.slow_connect client->broker: +"));
+}
+
+// A network with no Buggify, a Buggify with nothing on, and one with the
+// sites of another layer on all give the same run, digest for digest.
+TEST(NetworkBuggifyTest, BuggifyOffChangesNothing) {
+  const std::vector<std::string> none;
+  const std::vector<std::string> other_layer = {"broker.slow_request"};
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed=", seed));
+    const uint64_t without = RunChaos(seed, false).digest;
+    EXPECT_EQ(RunChaos(seed, false, &none).digest, without);
+    EXPECT_EQ(RunChaos(seed, false, &other_layer).digest, without);
+    // Canary: switching the network's sites on does change the run.
+    EXPECT_NE(RunChaos(seed, false, &kNetSites).digest, without);
+  }
+}
+
+// With the sites on, the same seed still gives the same digest (recording
+// or not), and the trace shows where they fired.
+TEST(NetworkBuggifyTest, BuggifiedRunsAreDeterministic) {
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed=", seed));
+    const ChaosResult first = RunChaos(seed, false, &kNetSites);
+    const ChaosResult recorded = RunChaos(seed, true, &kNetSites);
+    EXPECT_EQ(RunChaos(seed, false, &kNetSites).digest, first.digest);
+    EXPECT_EQ(recorded.digest, first.digest);
+    EXPECT_THAT(recorded.trace, HasSubstr("buggify net.delay c"));
+  }
 }
 
 }  // namespace
