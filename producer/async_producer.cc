@@ -14,17 +14,18 @@ std::string_view ProfileName(Profile p) {
   switch (p) {
     case Profile::kSarama_1_42_1:
       return "sarama-1.42.1";
+    case Profile::kSaramaMain:
+      return "sarama-main";
   }
   return "?";
 }
 
 absl::StatusOr<Profile> ParseProfile(std::string_view name) {
   if (name == "sarama-1.42.1") return Profile::kSarama_1_42_1;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown producer profile '", std::string(name), "' (expected sarama-1.42.1)"));
+  if (name == "sarama-main") return Profile::kSaramaMain;
+  return absl::InvalidArgumentError(absl::StrCat("unknown producer profile '", std::string(name),
+                                                 "' (expected sarama-1.42.1 or sarama-main)"));
 }
-
-namespace {
 
 // The errors handleSuccess retries (sarama v1.42.1 async_producer.go).
 bool RetriableInHandleSuccess(ErrorCode e) {
@@ -42,8 +43,6 @@ bool RetriableInHandleSuccess(ErrorCode e) {
   }
 }
 
-using PartitionEntry = ProduceSet::Entry;
-
 MessagePtr ControlMessage(const std::string& topic, int32_t partition, int8_t flags, int retries) {
   auto m = std::make_shared<ProducerMessage>();
   m->topic = topic;
@@ -60,6 +59,8 @@ Duration RetryBackoff(const Config& conf, int retries) {
   return conf.producer.retry.backoff;
 }
 
+namespace {
+using PartitionEntry = ProduceSet::Entry;
 }  // namespace
 
 AsyncProducer::State::State(std::shared_ptr<Client> c, bool owns, Profile p)
@@ -73,7 +74,12 @@ AsyncProducer::State::State(std::shared_ptr<Client> c, bool owns, Profile p)
       successes(sim::MakeChan<MessagePtr>(*env.sched, "successes")),
       retries(sim::MakeChan<MessagePtr>(*env.sched, "retries")),
       in_flight(*env.sched, "inFlight"),
-      broker_lock(*env.sched, "brokerLock") {}
+      broker_lock(*env.sched, "brokerLock") {
+  if (IsMain()) {
+    muter = std::make_unique<PartitionMuter>(*env.sched);
+    done = sim::MakeChan<bool>(*env.sched, "done");
+  }
+}
 
 // ---------------------------------------------------------------------------
 // Outcomes.
@@ -315,6 +321,22 @@ sim::Task<void> NewHighWatermark(PartitionProducerPtr pp, int hwm) {
   pp->broker_producer = nullptr;
 }
 
+// sarama main (35ecd488) async_producer.go: the sequence assignment that
+// partitionProducer.flushRetryBuffers gained (#3362).
+sim::Task<void> AssignSequenceIfMissing(StatePtr p, MessagePtr msg) {
+  if (!p->conf.producer.idempotent || msg->retries != 0 || msg->flags != 0 || msg->has_sequence) {
+    co_return;
+  }
+  auto [seq, epoch] = co_await p->txnmgr->GetAndIncrementSequenceNumber(msg->topic, msg->partition);
+  msg->sequence_number = seq;
+  msg->producer_epoch = epoch;
+  msg->has_sequence = true;
+  p->Note(0x73657120 /*seq */, msg->id, [&msg, s = seq, e = epoch] {
+    return absl::StrCat("seq id=", msg->id, " ", msg->topic, "/", msg->partition, " seq=", s,
+                        " epoch=", e, " (flushRetryBuffers)");
+  });
+}
+
 // sarama v1.42.1 async_producer.go: partitionProducer.flushRetryBuffers
 sim::Task<void> FlushRetryBuffers(PartitionProducerPtr pp) {
   for (;;) {
@@ -328,7 +350,12 @@ sim::Task<void> FlushRetryBuffers(PartitionProducerPtr pp) {
     }
     if (send) {
       std::vector<MessagePtr> buf = pp->Level(pp->high_watermark).buf;
-      for (MessagePtr& m : buf) co_await pp->broker_producer->input->Send(m);
+      for (MessagePtr& m : buf) {
+        // sarama-main only (35ecd488, #3362): a message parked here before
+        // it had a sequence gets one now; v1.42.1 sends it without one.
+        if (pp->parent->IsMain()) co_await AssignSequenceIfMissing(pp->parent, m);
+        co_await pp->broker_producer->input->Send(m);
+      }
     }
     PartitionRetryState& after = pp->Level(pp->high_watermark);
     after.buf.clear();
@@ -559,6 +586,10 @@ sim::Task<void> RetryHandler(StatePtr p) {
 
 // sarama v1.42.1 async_producer.go: asyncProducer.shutdown
 sim::Task<void> Shutdown(StatePtr p) {
+  if (p->IsMain()) {
+    co_await ShutdownMain(p);
+    co_return;
+  }
   p->in_flight.Add(1);
   co_await p->input->Send(ControlMessage("", 0, kShutdown, 0));
   co_await p->in_flight.Wait();
@@ -686,6 +717,10 @@ sim::Task<void> BrokerProducer::Forwarder(BrokerProducerPtr bp) {
 
 // sarama v1.42.1 async_producer.go: brokerProducer.run
 sim::Task<void> BrokerProducer::Run(BrokerProducerPtr bp) {
+  if (bp->parent_->IsMain()) {
+    co_await RunMain(bp);
+    co_return;
+  }
   StatePtr p = bp->parent_;
   sim::Chan<std::shared_ptr<ProduceSet>>* output = nullptr;
   sim::Chan<sim::Time>* timer_chan = nullptr;
@@ -800,6 +835,7 @@ Error BrokerProducer::NeedsRetry(const ProducerMessage& msg) const {
 
 // sarama v1.42.1 async_producer.go: brokerProducer.waitForSpace
 sim::Task<Error> BrokerProducer::WaitForSpace(MessagePtr msg, bool force_rollover) {
+  if (parent_->IsMain()) co_return co_await WaitForSpaceMain(std::move(msg), force_rollover);
   for (;;) {
     std::optional<BrokerProducerResponse> response;
     std::shared_ptr<ProduceSet> flushing = buffer_;
@@ -839,6 +875,10 @@ sim::Task<void> BrokerProducer::HandleResponse(BrokerProducerResponse response) 
 // sarama v1.42.1 async_producer.go: brokerProducer.handleSuccess
 sim::Task<void> BrokerProducer::HandleSuccess(
     std::shared_ptr<ProduceSet> sent, std::shared_ptr<const kafka::ProduceResponse> response) {
+  if (parent_->IsMain()) {
+    co_await HandleSuccessMain(std::move(sent), std::move(response));
+    co_return;
+  }
   StatePtr p = parent_;
   std::vector<std::string> retry_topics;
   for (const PartitionEntry& e : sent->Partitions(p->sched().program_prng())) {
@@ -897,6 +937,10 @@ sim::Task<void> BrokerProducer::HandleSuccess(
 
 // sarama v1.42.1 async_producer.go: brokerProducer.handleError
 sim::Task<void> BrokerProducer::HandleError(std::shared_ptr<ProduceSet> sent, Error err) {
+  if (parent_->IsMain()) {
+    co_await HandleErrorMain(std::move(sent), std::move(err));
+    co_return;
+  }
   StatePtr p = parent_;
   // (PacketEncodingError, the other branch, cannot happen: nothing is encoded.)
   p->Note(0x636c6f73 /*clos*/, static_cast<uint64_t>(broker->ID()), [&] {

@@ -21,18 +21,12 @@
 #include "producer/config.h"
 #include "producer/env.h"
 #include "producer/message.h"
+#include "producer/profile.h"
 #include "sim/core/chan.h"
 #include "sim/core/scheduler.h"
 #include "sim/net/network.h"
 
 namespace sarama {
-
-// Which Sarama's behaviour the model follows.
-enum class Profile {
-  kSarama_1_42_1,  // "sarama-1.42.1": the release of IBM/sarama#2803
-};
-std::string_view ProfileName(Profile p);
-absl::StatusOr<Profile> ParseProfile(std::string_view name);
 
 class Client;
 
@@ -63,6 +57,8 @@ class AsyncProducer {
   sim::Task<std::vector<ProducerError>> Close();
 
   struct State;  // the model's internals (async_producer_internal.h)
+  // For the model's own tests, which reach into its internals.
+  State& internals() { return *state_; }
 
  private:
   explicit AsyncProducer(std::shared_ptr<State> state);

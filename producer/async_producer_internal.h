@@ -1,7 +1,9 @@
 // The internals of the AsyncProducer model (sarama async_producer.go,
-// v1.42.1): the state shared by its goroutines, and the per-topic,
-// per-partition and per-broker producers. Only async_producer.cc and its
-// tests include this.
+// v1.42.1, and main's partition muting): the state shared by its
+// goroutines, and the per-topic, per-partition and per-broker producers.
+// Only async_producer.cc, async_producer_main.cc and their tests include
+// this. What sarama-main does differently is listed at the top of
+// async_producer_main.cc.
 //
 // Goroutine map (each a named task):
 //   dispatcher             asyncProducer.dispatcher
@@ -12,6 +14,8 @@
 //   bp#<id>.bridge         the bridge goroutine of newBrokerProducer
 //   bp#<id>.forwarder      the response forwarder of newBrokerProducer
 //   retryBatch/<t>/<p>     go asyncProducer.retryBatch(...)
+//                          (sarama-main: also for connection errors, and
+//                          for non-idempotent retries: PR #3693)
 //   shutdown               asyncProducer.shutdown
 //   broker#<id>.responseReceiver, .open (producer/broker.cc)
 #ifndef PRODSIM_PRODUCER_ASYNC_PRODUCER_INTERNAL_H_
@@ -37,6 +41,54 @@ namespace sarama {
 
 class BrokerProducer;
 using BrokerProducerPtr = std::shared_ptr<BrokerProducer>;
+
+// sarama main (282cd488) async_producer.go: partitionMuter. A partition is
+// muted while a batch of it is on its way to a broker or being retried; a
+// brokerProducer flushes only partitions it can mute, so at most one batch
+// per partition is in flight (Kafka's RecordAccumulator does the same).
+//
+// Invariants: counts_ holds only positive counts; after Close, Unmute does
+// nothing and the unmute signal stays closed. Go's sync.Mutex and sync.Cond
+// are sim::Mutex and sim::Cond, so every call is a synchronization point as
+// in Go (282cd488 fixed a race between a mute attempt and an unmute).
+class PartitionMuter {
+ public:
+  explicit PartitionMuter(sim::Scheduler& s);
+
+  // sarama: partitionMuter.tryMute: mutes every partition of `set` unless
+  // one is muted already. False for a null or empty set.
+  sim::Task<bool> TryMute(std::shared_ptr<ProduceSet> set);
+  // sarama: partitionMuter.tryMutePartition.
+  sim::Task<bool> TryMutePartition(std::string topic, int32_t partition);
+  // sarama: partitionMuter.waitUntilMuted: waits until no partition of
+  // `set` is muted, then mutes them all. False if the muter was closed, or
+  // for a null or empty set.
+  sim::Task<bool> WaitUntilMuted(std::shared_ptr<ProduceSet> set);
+  // sarama: partitionMuter.nextUnmuteSignal: the channel the next Unmute
+  // (or Close) closes.
+  sim::Task<sim::ChanPtr<bool>> NextUnmuteSignal();
+  // sarama: partitionMuter.unmute: one count off each partition of `set`,
+  // then wakes every waiter, even when `set` has no partition.
+  sim::Task<void> Unmute(std::shared_ptr<ProduceSet> set);
+  // sarama: partitionMuter.close.
+  sim::Task<void> Close();
+
+  // For tests and trace notes; not a synchronization point.
+  bool IsMuted(const std::string& topic, int32_t partition) const;
+
+ private:
+  bool IsAnyMuted(const ProduceSet& set) const;  // REQUIRES: mu_ held
+  void MuteSet(const ProduceSet& set);           // REQUIRES: mu_ held
+  sim::ChanPtr<bool> NewSignal();
+
+  sim::Scheduler* sched_;
+  sim::Mutex mu_;
+  sim::Cond cond_;
+  bool closed_ = false;
+  absl::btree_map<std::pair<std::string, int32_t>, int> counts_;  // Go: inFlightCounts
+  uint64_t signals_made_ = 0;  // (before unmute_signal_: NewSignal counts)
+  sim::ChanPtr<bool> unmute_signal_;
+};
 
 // sarama: brokerProducerResponse.
 struct BrokerProducerResponse {
@@ -86,8 +138,34 @@ struct AsyncProducer::State : std::enable_shared_from_this<AsyncProducer::State>
   absl::btree_map<BrokerProducer*, int> broker_refs;     // iterated never
   sim::Mutex broker_lock;
   std::shared_ptr<TransactionManager> txnmgr;
+
+  // sarama-main only (null with sarama-1.42.1, which has neither, so that
+  // its runs register no extra trace objects):
+  std::unique_ptr<PartitionMuter> muter;  // asyncProducer.muter (0fe9629f)
+  sim::ChanPtr<bool> done;                // asyncProducer.done (6aaff07e)
+  bool closed = false;                    // asyncProducer.closed
+  // Whether sarama-main includes PR #3693's handleSuccess change (always,
+  // but for tests that show what main at 282cd488 alone does).
+  bool pr3693 = true;
+  bool IsMain() const { return profile == Profile::kSaramaMain; }
 };
 using StatePtr = std::shared_ptr<AsyncProducer::State>;
+
+// Shared by both profiles' code (async_producer.cc defines them).
+// The errors handleSuccess retries (v1.42.1's list; main adds
+// KafkaStorageError, which the simulated broker never returns).
+bool RetriableInHandleSuccess(kafka::ErrorCode e);
+// A syn/fin/shutdown control message.
+MessagePtr ControlMessage(const std::string& topic, int32_t partition, int8_t flags, int retries);
+// sarama: Producer.Retry.BackoffFunc(retries, max), or Retry.Backoff.
+sim::Duration RetryBackoff(const Config& conf, int retries);
+
+// sarama main (282cd488) async_producer.go: asyncProducer.retryBatch, with
+// the mute of the batch's partition held (already_muted) or taken here.
+sim::Task<void> RetryBatchMain(StatePtr p, std::string topic, int32_t partition,
+                               PartitionSetPtr pset, Error retry_err, bool already_muted);
+// sarama main async_producer.go: asyncProducer.shutdown.
+sim::Task<void> ShutdownMain(StatePtr p);
 
 // sarama: brokerProducer.
 class BrokerProducer {
@@ -95,6 +173,7 @@ class BrokerProducer {
   BrokerProducer(StatePtr parent, BrokerPtr broker, std::shared_ptr<ProduceSet> buffer);
 
   static sim::Task<void> Run(BrokerProducerPtr bp);
+  static sim::Task<void> RunMain(BrokerProducerPtr bp);  // sarama main's run
   static sim::Task<void> Bridge(BrokerProducerPtr bp);
   static sim::Task<void> Forwarder(BrokerProducerPtr bp);
 
@@ -105,7 +184,24 @@ class BrokerProducer {
   sim::ChanPtr<bool> abandoned;  // null unless Retry.Max <= 0
   BrokerPtr broker;
 
+  // sarama main: brokerProducer.tryBuildFlushingBatch (public for tests).
+  sim::Task<sim::ChanPtr<bool>> TryBuildFlushingBatch();
+  // sarama main: brokerProducer.waitForSpace (public for tests).
+  sim::Task<Error> WaitForSpaceMain(MessagePtr msg, bool force_rollover);
+  // For tests.
+  const std::shared_ptr<ProduceSet>& accumulating_batch() const { return buffer_; }
+  const std::shared_ptr<ProduceSet>& flushing_batch() const { return flushing_batch_; }
+
  private:
+  friend class BrokerProducerTestPeer;  // async_producer_main_test.cc
+
+  // --- sarama main's versions (async_producer_main.cc).
+  sim::Task<void> ShutdownMain();
+  sim::Task<void> HandleSuccessMain(std::shared_ptr<ProduceSet> sent,
+                                    std::shared_ptr<const kafka::ProduceResponse> response);
+  sim::Task<void> HandleErrorMain(std::shared_ptr<ProduceSet> sent, Error err);
+  sim::Task<std::shared_ptr<ProduceSet>> TakeUnmutedPartitions();
+
   sim::Task<void> Shutdown();
   Error NeedsRetry(const ProducerMessage& msg) const;
   sim::Task<Error> WaitForSpace(MessagePtr msg, bool force_rollover);
@@ -117,7 +213,11 @@ class BrokerProducer {
   sim::Task<void> HandleMessage(MessagePtr msg, sim::Chan<sim::Time>** timer_chan);
 
   StatePtr parent_;
+  // Go v1.42.1: buffer; main: accumulatingBatch.
   std::shared_ptr<ProduceSet> buffer_;
+  // sarama main: flushingBatch, the muted batch ready to send (always null
+  // with sarama-1.42.1).
+  std::shared_ptr<ProduceSet> flushing_batch_;
   std::unique_ptr<sim::Timer> timer_;
   bool timer_fired_ = false;
   Error closing_;

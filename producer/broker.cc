@@ -27,12 +27,15 @@ sim::Task<Error> Broker::Open(const Config* conf) {
   opened_ = true;
   co_await lock_.Lock();
   // The lock is released by the dialling task, as Go's deferred Unlock.
-  sched_->Go(absl::StrCat("broker#", id_, ".open"), DialAndServe(conf));
+  std::shared_ptr<Broker> self = weak_from_this().lock();
+  PRODSIM_ASSERT_MSG(self != nullptr, "a Broker must be owned by a BrokerPtr (std::make_shared)");
+  sched_->Go(absl::StrCat("broker#", id_, ".open"), DialAndServe(std::move(self), conf));
   co_return kNoError;
 }
 
 // sarama v1.42.1 broker.go: the goroutine started by Broker.Open
-sim::Task<void> Broker::DialAndServe(const Config* conf) {
+sim::Task<void> Broker::DialAndServe(std::shared_ptr<Broker> self, const Config* conf) {
+  PRODSIM_ASSERT(self.get() == this);
   conf_ = conf;
   net::DialOptions options;
   options.dial_timeout = conf->net.dial_timeout;
@@ -50,7 +53,7 @@ sim::Task<void> Broker::DialAndServe(const Config* conf) {
         *sched_, absl::StrCat("broker#", id_, ".responses"),
         static_cast<size_t>(conf->net.max_open_requests - 1));
     sched_->Go(absl::StrCat("broker#", id_, ".responseReceiver"),
-               ResponseReceiver(responses_, done_, *conn_));
+               ResponseReceiver(self, responses_, done_, *conn_));
     Note("connected", ep->id());
   }
   lock_.Unlock();
@@ -219,8 +222,10 @@ sim::Task<std::pair<net::PayloadPtr, Error>> Broker::ReadResponse(net::Endpoint 
 }
 
 // sarama v1.42.1 broker.go: Broker.responseReceiver
-sim::Task<void> Broker::ResponseReceiver(sim::ChanPtr<PromisePtr> responses,
+sim::Task<void> Broker::ResponseReceiver(std::shared_ptr<Broker> self,
+                                         sim::ChanPtr<PromisePtr> responses,
                                          sim::ChanPtr<bool> done, net::Endpoint conn) {
+  PRODSIM_ASSERT(self.get() == this);
   Error dead;
   const Duration read_timeout = conf_->net.read_timeout;
   for (;;) {

@@ -52,7 +52,9 @@ struct ResponsePromise {
 };
 using PromisePtr = std::shared_ptr<ResponsePromise>;
 
-class Broker {
+// Always owned by a BrokerPtr (std::make_shared): the goroutines Open
+// starts keep their Broker alive, as Go's garbage collector does.
+class Broker : public std::enable_shared_from_this<Broker> {
  public:
   // sarama: NewBroker(addr) has id -1; brokers from metadata have their id.
   Broker(const Env& env, int32_t id, net::NodeId addr);
@@ -83,9 +85,10 @@ class Broker {
   sim::Task<Error> ApiVersions(std::shared_ptr<kafka::ApiVersionsRequest> request);
 
  private:
-  sim::Task<void> DialAndServe(const Config* conf);
-  sim::Task<void> ResponseReceiver(sim::ChanPtr<PromisePtr> responses, sim::ChanPtr<bool> done,
-                                   net::Endpoint conn);
+  // `self` keeps this Broker alive while the goroutine runs.
+  sim::Task<void> DialAndServe(std::shared_ptr<Broker> self, const Config* conf);
+  sim::Task<void> ResponseReceiver(std::shared_ptr<Broker> self, sim::ChanPtr<PromisePtr> responses,
+                                   sim::ChanPtr<bool> done, net::Endpoint conn);
   sim::Task<std::pair<net::PayloadPtr, Error>> ReadResponse(net::Endpoint conn, sim::Duration timeout);
   // REQUIRES: lock_ held (as Sarama's b.lock "must be held by caller").
   sim::Task<Error> SendWithPromise(std::shared_ptr<kafka::Message> rb, PromisePtr promise);

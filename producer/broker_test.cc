@@ -80,9 +80,10 @@ sim::Task<void> Client(World* w, Broker* b) {
 // has taken the first promise, and both responses are read in order.
 TEST(BrokerTest, MaxOpenRequestsOneStillPipelinesTwoRequests) {
   World w;
-  Broker b(Env{&w.sched, &w.network, w.client}, 7, w.server);
+  // Owned by a BrokerPtr, as every Broker is (its goroutines keep it alive).
+  auto b = std::make_shared<Broker>(Env{&w.sched, &w.network, w.client}, 7, w.server);
   w.sched.Go("server", ReadTwoThenAnswer(&w));
-  w.sched.Go("client", Client(&w, &b));
+  w.sched.Go("client", Client(&w, b.get()));
   const sim::RunResult r = w.sched.Run();
   EXPECT_EQ(r.outcome, sim::Outcome::kAllDone) << r.detail;
   const std::vector<std::string> want = {

@@ -36,14 +36,24 @@ constexpr ReleaseLine kReleaseLines[] = {
     {0, 8}, {0, 9}, {0, 10}, {0, 11}, {1, 0}, {1, 1}, {2, 0}, {2, 1}, {2, 2}, {2, 3}, {2, 4},
     {2, 5}, {2, 6}, {2, 7},  {2, 8},  {3, 0}, {3, 1}, {3, 2}, {3, 3}, {3, 4}, {3, 5}, {3, 6},
 };
-// sarama utils.go: MinVersion and MaxVersion.
+// The release lines sarama main adds (utils.go at 282cd488).
+constexpr ReleaseLine kReleaseLinesMain[] = {
+    {3, 7}, {3, 8}, {3, 9}, {4, 0}, {4, 1}, {4, 2}, {4, 3},
+};
+// sarama utils.go: MinVersion and MaxVersion (v1.42.1; main's MaxVersion
+// is 4.3.1).
 constexpr KafkaVersion kMinVersion = V0_8_2_0;
 constexpr KafkaVersion kMaxVersion = V3_6_0_0;
+constexpr KafkaVersion kMaxVersionMain = V4_3_1_0;
 // Each component has at most this many digits, so it fits an int.
 constexpr size_t kVersionDigitsMax = 6;
 
-bool IsKnownLine(const KafkaVersion& v) {
+bool IsKnownLine(const KafkaVersion& v, Profile profile) {
   for (const ReleaseLine& line : kReleaseLines) {
+    if (line.major == v.major && line.minor == v.minor) return true;
+  }
+  if (profile != Profile::kSaramaMain) return false;
+  for (const ReleaseLine& line : kReleaseLinesMain) {
     if (line.major == v.major && line.minor == v.minor) return true;
   }
   return false;
@@ -226,6 +236,10 @@ std::string KafkaVersion::ToString() const { return absl::StrCat(major, ".", min
 // component of a pre-1.0 version is read and dropped ("0.11.0.2" is 0.11.0),
 // and a version outside Sarama's known releases is an error.
 absl::StatusOr<KafkaVersion> ParseKafkaVersion(std::string_view text) {
+  return ParseKafkaVersion(text, Profile::kSarama_1_42_1);
+}
+
+absl::StatusOr<KafkaVersion> ParseKafkaVersion(std::string_view text, Profile profile) {
   const std::string quoted = absl::StrCat("\"", std::string(text), "\"");
   std::vector<int> parts;
   const bool split = SplitVersion(text, &parts);
@@ -240,10 +254,14 @@ absl::StatusOr<KafkaVersion> ParseKafkaVersion(std::string_view text) {
   v.major = parts[0];
   v.minor = parts[1];
   v.patch = parts.size() >= 3 ? parts[2] : 0;
-  if (!v.IsAtLeast(kMinVersion) || !kMaxVersion.IsAtLeast(v) || !IsKnownLine(v)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown Kafka version ", quoted, ": Sarama v1.42.1 knows ", kMinVersion.ToString(), " to ",
-        kMaxVersion.ToString(), " (release lines 0.8-0.11, 1.0-1.1, 2.0-2.8 and 3.0-3.6)"));
+  const bool main = profile == Profile::kSaramaMain;
+  const KafkaVersion max = main ? kMaxVersionMain : kMaxVersion;
+  if (!v.IsAtLeast(kMinVersion) || !max.IsAtLeast(v) || !IsKnownLine(v, profile)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown Kafka version ", quoted, ": Sarama ", main ? "main" : "v1.42.1",
+                     " knows ", kMinVersion.ToString(), " to ", max.ToString(),
+                     " (release lines 0.8-0.11, 1.0-1.1, 2.0-2.8",
+                     main ? ", 3.0-3.9 and 4.0-4.3)" : " and 3.0-3.6)"));
   }
   return v;
 }
@@ -292,6 +310,17 @@ Config NewConfig() {
   c.channel_buffer_size = 256;
   c.api_versions_request = true;
   c.version = kDefaultVersion;
+  PRODSIM_ASSERT(c.Validate().ok());
+  return c;
+}
+
+// sarama main (282cd488) config.go: NewConfig, where it differs.
+Config NewConfig(Profile profile) {
+  Config c = NewConfig();
+  if (profile == Profile::kSaramaMain) {
+    c.producer.max_message_bytes = 1024 * 1024;  // 80b180c1 (#2804)
+    c.version = kDefaultVersionMain;             // a15eb5ed (#3676)
+  }
   PRODSIM_ASSERT(c.Validate().ok());
   return c;
 }

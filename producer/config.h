@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "producer/profile.h"
 #include "sim/core/time.h"
 
 namespace sarama {
@@ -44,12 +45,19 @@ inline constexpr KafkaVersion V2_4_0_0{2, 4, 0};
 inline constexpr KafkaVersion V2_5_0_0{2, 5, 0};
 inline constexpr KafkaVersion V2_6_0_0{2, 6, 0};
 inline constexpr KafkaVersion V2_7_0_0{2, 7, 0};
+inline constexpr KafkaVersion V2_8_0_0{2, 8, 0};
 inline constexpr KafkaVersion V3_6_0_0{3, 6, 0};
+inline constexpr KafkaVersion V4_3_1_0{4, 3, 1};
 // sarama: DefaultVersion in v1.42.1.
 inline constexpr KafkaVersion kDefaultVersion = V2_1_0_0;
+// sarama main: DefaultVersion (a15eb5ed, #3676).
+inline constexpr KafkaVersion kDefaultVersionMain = V2_8_0_0;
 // Parses "2.6.0", "0.11.0", "2.6" (patch 0); rejects versions Sarama does
 // not know (below 0.8.2 or above 3.6).
 absl::StatusOr<KafkaVersion> ParseKafkaVersion(std::string_view text);
+// The same for a profile: sarama main also knows 3.7 to 4.3 (its MaxVersion
+// is 4.3.1).
+absl::StatusOr<KafkaVersion> ParseKafkaVersion(std::string_view text, Profile profile);
 
 // sarama: RequiredAcks.
 enum RequiredAcks : int16_t { kNoResponse = 0, kWaitForLocal = 1, kWaitForAll = -1 };
@@ -122,6 +130,14 @@ struct Config {
 
 // sarama: NewConfig (the defaults above, spelled out in one place).
 Config NewConfig();
+// The defaults of a profile's Sarama. Main's NewConfig differs from
+// v1.42.1's in Producer.MaxMessageBytes (1 MiB, 80b180c1) and Version
+// (2.8.0, a15eb5ed); its new Metadata.SingleFlight (true) and
+// Producer.Retry.MaxBufferLength/MaxBufferBytes (0: unlimited) are not
+// modelled. Main's Config.Validate has the same producer rules (Idempotent
+// still requires Net.MaxOpenRequests == 1, WaitForAll, Retry.Max >= 1 and
+// Version >= 0.11).
+Config NewConfig(Profile profile);
 
 }  // namespace sarama
 

@@ -323,6 +323,45 @@ TEST(KafkaVersionTest, RejectsUnknownAndOutOfRange) {
   }
 }
 
+// Sarama main knows the release lines up to 4.3 (MaxVersion 4.3.1); the
+// v1.42.1 profile still refuses them, and main still refuses what no
+// Sarama knows.
+TEST(KafkaVersionTest, MainKnowsReleasesUpTo4_3) {
+  for (const char* text : {"3.7.0", "3.9.2", "4.0", "4.3.1"}) {
+    SCOPED_TRACE(text);
+    EXPECT_TRUE(ParseKafkaVersion(text, Profile::kSaramaMain).ok());
+    EXPECT_FALSE(ParseKafkaVersion(text, Profile::kSarama_1_42_1).ok());
+  }
+  for (const char* text : {"2.9.0", "3.10.0", "4.3.2", "4.4.0", "5.0.0"}) {
+    SCOPED_TRACE(text);
+    const absl::StatusOr<KafkaVersion> v = ParseKafkaVersion(text, Profile::kSaramaMain);
+    ASSERT_FALSE(v.ok());
+    EXPECT_EQ(v.status().message(),
+              "unknown Kafka version \"" + std::string(text) +
+                  "\": Sarama main knows 0.8.2 to 4.3.1 (release lines 0.8-0.11, 1.0-1.1, "
+                  "2.0-2.8, 3.0-3.9 and 4.0-4.3)");
+  }
+  EXPECT_TRUE(ParseKafkaVersion("2.6.0", Profile::kSaramaMain).ok());
+}
+
+// sarama main's NewConfig differs from v1.42.1's in MaxMessageBytes and the
+// default Version only; its producer validation rules are the same.
+TEST(ConfigTest, MainDefaults) {
+  const Config old_defaults = NewConfig(Profile::kSarama_1_42_1);
+  ExpectSaramaDefaults(old_defaults);
+  Config main_defaults = NewConfig(Profile::kSaramaMain);
+  EXPECT_EQ(main_defaults.producer.max_message_bytes, 1048576);
+  EXPECT_EQ(main_defaults.version, V2_8_0_0);
+  main_defaults.producer.max_message_bytes = old_defaults.producer.max_message_bytes;
+  main_defaults.version = old_defaults.version;
+  ExpectSaramaDefaults(main_defaults);
+  Config idempotent = NewConfig(Profile::kSaramaMain);
+  idempotent.producer.idempotent = true;
+  idempotent.producer.required_acks = kWaitForAll;
+  EXPECT_EQ(idempotent.Validate().message(),
+            "Idempotent producer requires Net.MaxOpenRequests to be 1");
+}
+
 // ToString prints major.minor.patch, and ParseKafkaVersion reads it back.
 TEST(KafkaVersionTest, ToStringRoundTrips) {
   EXPECT_EQ(V2_6_0_0.ToString(), "2.6.0");

@@ -124,4 +124,39 @@ PartitionSetPtr ProduceSet::Find(const std::string& topic, int32_t partition) co
   return p == t->second.end() ? nullptr : p->second;
 }
 
+std::vector<ProduceSet::Entry> ProduceSet::SortedPartitions() const {
+  std::vector<Entry> out;
+  for (const auto& [topic, partitions] : msgs_) {
+    for (const auto& [p, set] : partitions) out.push_back(Entry{topic, p, set});
+  }
+  return out;
+}
+
+PartitionSetPtr ProduceSet::TakePartition(const std::string& topic, int32_t partition) {
+  auto t = msgs_.find(topic);
+  if (t == msgs_.end()) return nullptr;
+  auto p = t->second.find(partition);
+  if (p == t->second.end()) return nullptr;
+  PartitionSetPtr set = std::move(p->second);
+  t->second.erase(p);
+  if (t->second.empty()) msgs_.erase(t);  // as takePartitions deletes an emptied topic
+  buffer_bytes_ -= set->buffer_bytes;
+  buffer_count_ -= static_cast<int>(set->msgs.size());
+  PRODSIM_ASSERT(buffer_bytes_ >= 0);
+  PRODSIM_ASSERT(buffer_count_ >= 0);
+  return set;
+}
+
+// sarama main (282cd488) produce_set.go: produceSet.copyFunc
+std::shared_ptr<ProduceSet> ProduceSet::CopyFunc(
+    const std::function<bool(const std::string&, int32_t)>& keep) const {
+  auto out = std::make_shared<ProduceSet>(conf_, producer_id_, producer_epoch_);
+  for (const auto& [topic, partitions] : msgs_) {
+    for (const auto& [p, set] : partitions) {
+      if (keep(topic, p)) out->PutPartition(topic, p, set);
+    }
+  }
+  return out;
+}
+
 }  // namespace sarama

@@ -64,6 +64,22 @@ class ProduceSet {
   void PutPartition(const std::string& topic, int32_t partition, PartitionSetPtr set);
   PartitionSetPtr Find(const std::string& topic, int32_t partition) const;
 
+  // --- For sarama main's partition muting (producer/async_producer_main.cc).
+  const Config* config() const { return conf_; }
+  // The entries in (topic, partition) order: for loops whose order cannot
+  // reach behaviour (Go's map order, where nothing in the loop blocks).
+  std::vector<Entry> SortedPartitions() const;
+  // Removes one partition's batch and returns it (null if absent); the
+  // building block of sarama main's produceSet.takePartitions, whose
+  // predicate blocks here and so is looped over by the caller.
+  PartitionSetPtr TakePartition(const std::string& topic, int32_t partition);
+  // sarama main produce_set.go: produceSet.copyFunc: a set with the same
+  // producer id and epoch sharing the batches of the partitions `keep`
+  // accepts. (Go leaves the copy's counters at zero; only its partitions
+  // are ever read, by partitionMuter.unmute, so they are kept exact here.)
+  std::shared_ptr<ProduceSet> CopyFunc(
+      const std::function<bool(const std::string&, int32_t)>& keep) const;
+
  private:
   const Config* conf_;
   absl::btree_map<std::string, absl::btree_map<int32_t, PartitionSetPtr>> msgs_;
