@@ -313,10 +313,20 @@ void Cluster::SnapshotLogs() {
       }
       if (best == nullptr || rep->high_watermark > best->high_watermark) best = rep;
     }
+    // What was committed anywhere is committed: a new leader's own high
+    // watermark can still lag the old leader's (it learns it on the next
+    // fetch round), but its log holds every committed record (clean
+    // election), so a run that ends right after a failover must not
+    // count those records as lost.
+    Offset committed = best->high_watermark;
+    for (BrokerId r : p.replicas) {
+      committed = std::max(committed, broker(r).replica(tp)->high_watermark);
+    }
+    committed = std::min(committed, best->log_end);
     std::vector<LogEntry>& out = history_->final_logs[tp];
     out.clear();
     for (const StoredBatch& sb : best->log) {
-      if (sb.base_offset >= best->high_watermark) break;
+      if (sb.base_offset >= committed) break;
       LogEntry e{sb.base_offset, sb.batch.producer_id, sb.batch.producer_epoch,
                  sb.batch.base_sequence, {}};
       for (const Record& rec : sb.batch.records) e.record_ids.push_back(rec.record_id);
