@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "scenarios/explore.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
@@ -29,11 +30,22 @@ constexpr const char* kBenchUsage =
     "over seeds 1..N (default bench/scenarios/small-5-faults.toml, N=2000); and the\n"
     "wall time and runs to the first IBM/sarama#2803-kind failure exploring from the\n"
     "base (default bench/scenarios/report-config-steady.toml) for exploration seeds\n"
-    "1..K (default 20), at most M runs each (default 5000). One thread.\n";
+    "1..K (default 20), at most M runs each (default 5000). One thread.\n"
+    "prodsim bench --compare [--runs=N] [--base=FILE] [--base-non-idempotent=FILE]\n"
+    "  instead compares the producer profiles: the same N generated scenarios\n"
+    "  (default 500) per configuration (the report's, and the same with\n"
+    "  Idempotent=false; each closing after the last message, and closing at 60 s\n"
+    "  when retries have settled) on sarama-1.42.1 and sarama-main. Per row: the\n"
+    "  share of runs that fail and by which check, the first failing run, and the\n"
+    "  throughput (acknowledged messages per simulated second, first message to\n"
+    "  last acknowledgement).\n";
 
 struct BenchArgs {
   std::string small = "bench/scenarios/small-5-faults.toml";
   std::string base = "bench/scenarios/report-config-steady.toml";
+  std::string base_non_idempotent = "bench/scenarios/report-config-non-idempotent.toml";
+  bool compare = false;
+  bool runs_set = false;
   uint64_t runs = 2000, seeds = 20, max_runs_per_seed = 5000;
 };
 
@@ -75,6 +87,90 @@ bool LoadOrSay(const std::string& path, Scenario* s, int* code) {
   return true;
 }
 
+// One row of the comparison: a base, a close mode and a profile over the
+// same generated scenarios.
+struct CompareRow {
+  std::string config, close, profile;
+  uint64_t runs = 0, failed = 0;
+  std::map<std::string, uint64_t> by_check;
+  int64_t first_failure = -1;  // run index
+  double first_failure_wall = 0;
+  uint64_t acks = 0;
+  double ack_span = 0;  // simulated seconds, first message to last ack
+};
+
+CompareRow CompareOne(const Scenario& base, const std::string& config, bool late_close,
+                      const std::string& profile, uint64_t runs) {
+  CompareRow row;
+  row.config = config;
+  row.close = late_close ? "at 60 s" : "after last";
+  row.profile = profile;
+  const auto start = WallClock::now();
+  for (uint64_t i = 0; i < runs; ++i) {
+    Scenario s = WithProfile(Generate(base, ExploreSeed(1, 0, 1, i)), profile);
+    if (late_close) s.workload.close_at = Duration::Seconds(60);
+    const RunOutput out = RunScenario(s);
+    ++row.runs;
+    if (out.verdict != Verdict::kPass) {
+      ++row.failed;
+      ++row.by_check[out.failing_check.empty() ? std::string(VerdictName(out.verdict))
+                                               : out.failing_check];
+      if (row.first_failure < 0) {
+        row.first_failure = static_cast<int64_t>(i) + 1;
+        row.first_failure_wall = Since(start);
+      }
+    }
+    const auto& acks = out.record.producer.acks;
+    if (!acks.empty() && !out.record.produced.empty()) {
+      sim::Time last = acks.front().at;
+      for (const auto& ack : acks) last = std::max(last, ack.at);
+      row.acks += acks.size();
+      row.ack_span += static_cast<double>((last - out.record.produced.front().at).nanos()) / 1e9;
+    }
+  }
+  return row;
+}
+
+int Compare(const BenchArgs& a) {
+  Scenario idem, non_idem;
+  int code = 0;
+  if (!LoadOrSay(a.base, &idem, &code) || !LoadOrSay(a.base_non_idempotent, &non_idem, &code)) {
+    return code;
+  }
+  const uint64_t runs = a.runs_set ? a.runs : 500;
+  std::printf("prodsim bench --compare: the same %llu generated scenarios per row (explore seeds 1/0..%llu)\n\n",
+              static_cast<unsigned long long>(runs), static_cast<unsigned long long>(runs - 1));
+  std::printf("| configuration | AsyncClose | profile | failing runs | by check | first failure (run, wall s) | acked msgs per simulated s |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  struct Config {
+    const Scenario* base;
+    const char* name;
+  };
+  const Config configs[] = {{&idem, "report (idempotent)"}, {&non_idem, "Idempotent=false"}};
+  for (const Config& c : configs) {
+    for (bool late : {false, true}) {
+      for (const char* profile : {"sarama-1.42.1", "sarama-main"}) {
+        const CompareRow r = CompareOne(*c.base, c.name, late, profile, runs);
+        std::string checks;
+        for (const auto& [name, n] : r.by_check) {
+          absl::StrAppend(&checks, checks.empty() ? "" : ", ", name, " ", n);
+        }
+        std::printf("| %s | %s | %s | %llu (%.1f%%) | %s | %s | %.0f |\n", r.config.c_str(),
+                    r.close.c_str(), r.profile.c_str(), static_cast<unsigned long long>(r.failed),
+                    100.0 * static_cast<double>(r.failed) / static_cast<double>(r.runs),
+                    checks.empty() ? "-" : checks.c_str(),
+                    r.first_failure < 0
+                        ? "none"
+                        : absl::StrCat("#", r.first_failure, ", ",
+                                       absl::StrFormat("%.3f", r.first_failure_wall)).c_str(),
+                    r.ack_span > 0 ? static_cast<double>(r.acks) / r.ack_span : 0.0);
+        std::fflush(stdout);
+      }
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int BenchCommand(int argc, char** argv) {
@@ -86,7 +182,7 @@ int BenchCommand(int argc, char** argv) {
     if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
-    } else if (arg != "--help" && arg != "-h" && i + 1 < argc) {
+    } else if (arg != "--help" && arg != "-h" && arg != "--compare" && i + 1 < argc) {
       value = argv[++i];
     }
     if (arg == "--help" || arg == "-h") {
@@ -96,7 +192,12 @@ int BenchCommand(int argc, char** argv) {
       a.small = value;
     } else if (arg == "--base" && !value.empty()) {
       a.base = value;
+    } else if (arg == "--compare") {
+      a.compare = true;
+    } else if (arg == "--base-non-idempotent" && !value.empty()) {
+      a.base_non_idempotent = value;
     } else if (arg == "--runs" && ParseCount(value, &a.runs)) {
+      a.runs_set = true;
     } else if (arg == "--seeds" && ParseCount(value, &a.seeds)) {
     } else if (arg == "--max-runs-per-seed" && ParseCount(value, &a.max_runs_per_seed)) {
     } else {
@@ -106,6 +207,7 @@ int BenchCommand(int argc, char** argv) {
   }
   Scenario small, base;
   int code = 0;
+  if (a.compare) return Compare(a);
   if (!LoadOrSay(a.small, &small, &code) || !LoadOrSay(a.base, &base, &code)) return code;
 
   // 1. The small scenario, seeds 1..N.

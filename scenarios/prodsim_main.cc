@@ -20,6 +20,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "producer/async_producer.h"
 #include "scenarios/bench.h"
 #include "scenarios/explore.h"
 #include "scenarios/runner.h"
@@ -36,19 +37,22 @@ constexpr int kExitCantCreate = 73;  // sysexits EX_CANTCREAT: an output file
 
 constexpr const char* kUsage =
     "usage: prodsim run FILE... [--trace=OUT] [--timeline=OUT.json] [--check-expect]\n"
+    "                   [--profile=NAME]\n"
     "       prodsim print FILE\n"
     "       prodsim determinism FILE...\n"
     "       prodsim digest FILE...\n"
     "       prodsim explore --base=FILE (--runs=N | --time=DURATION) [--seed=S]\n"
     "                       [--shard=I/N] [--keep-going] [--out=DIR]\n"
-    "       prodsim shrink FILE -o MIN.toml [--max-runs=N]\n"
+    "       prodsim shrink FILE -o MIN.toml [--max-runs=N] [--keep-close-at]\n"
     "       prodsim bench [--help]\n"
     "       prodsim help\n"
     "run: runs each scenario and prints one line per file (verdict, failing check,\n"
     "  digest, simulated time, steps, wall time). --trace=OUT writes the readable\n"
     "  trace of the (single) file; --timeline=OUT.json a Chrome/Perfetto trace-event\n"
     "  file (open it in ui.perfetto.dev). --check-expect: exit 0 iff each file's [expect]\n"
-    "  block holds.\n"
+    "  block holds, and each [expect.profiles.\"NAME\"] entry with that profile.\n"
+    "  --profile=NAME runs with that producer profile instead of the file's\n"
+    "  (sarama-1.42.1 or sarama-main); --check-expect then checks its entry.\n"
     "print: prints the scenario in canonical form.\n"
     "determinism: runs each scenario twice, once recording the trace, and checks\n"
     "  that the digests are equal.\n"
@@ -62,7 +66,7 @@ constexpr const char* kUsage =
     "  partitions and brokers, and moves settings toward their defaults. Prints each\n"
     "  step and the final size; writes MIN.toml with its verdict as [expect]. Exit 0:\n"
     "  written; 1: FILE does not fail (nothing to shrink). --max-runs bounds the\n"
-    "  search (default 3000 runs).\n"
+    "  search (default 3000 runs). --keep-close-at keeps workload.close_at.\n"
     "exit codes: 0 pass, 1 safety, 2 liveness, 3 deadlock, 4 producer-assertion,\n"
     "  70 harness error, 64 usage, 65 bad scenario file, 66 missing file,\n"
     "  73 cannot write an output file\n";
@@ -72,6 +76,7 @@ struct Args {
   std::string trace_out;
   std::string timeline_out;
   bool check_expect = false;
+  std::string profile;  // --profile: run with this producer profile instead
 };
 
 // Wall time, for the report line only: it never enters a run.
@@ -94,6 +99,12 @@ int ParseArgs(int argc, char** argv, Args* args) {
       if (args->timeline_out.empty()) return Usage("--timeline needs a file name: --timeline=OUT.json");
     } else if (a == "--check-expect") {
       args->check_expect = true;
+    } else if (absl::StartsWith(a, "--profile=")) {
+      args->profile = a.substr(10);
+      if (!sarama::ParseProfile(args->profile).ok()) {
+        return Usage(absl::StrCat("unknown --profile '", args->profile,
+                                  "' (sarama-1.42.1 or sarama-main)"));
+      }
     } else if (a == "--help" || a == "-h") {
       std::fputs(kUsage, stdout);
       return 0;
@@ -170,8 +181,9 @@ int Run(const Args& args) {
     RunOptions options;
     options.record_trace = !args.trace_out.empty();
     options.timeline = !args.timeline_out.empty();
+    const Scenario run = args.profile.empty() ? s : WithProfile(s, args.profile);
     const auto start = WallClock::now();
-    const RunOutput out = RunScenario(s, options);
+    const RunOutput out = RunScenario(run, options);
     const double wall_ms = std::chrono::duration<double, std::milli>(WallClock::now() - start).count();
     PrintOutcome(path, out, wall_ms);
     if (!args.trace_out.empty()) {
@@ -187,8 +199,23 @@ int Run(const Args& args) {
     int this_code = ExitCode(out.verdict);
     if (args.check_expect) {
       std::string why;
-      this_code = MatchesExpect(s, out, &why) ? 0 : 1;
+      this_code = MatchesExpect(run, out, &why) ? 0 : 1;
       if (this_code != 0) std::printf("  expect does not hold: %s\n", why.c_str());
+      // Without --profile, every [expect.profiles."NAME"] entry too.
+      if (args.profile.empty() && s.expect.has_value()) {
+        for (const ProfileExpectSpec& p : s.expect->profiles) {
+          const Scenario other = WithProfile(s, p.profile);
+          const RunOutput o = RunScenario(other);
+          std::string other_why;
+          const bool ok = MatchesExpect(other, o, &other_why);
+          std::printf("  on %s: %s%s digest=%016llx%s%s\n", p.profile.c_str(),
+                      std::string(VerdictName(o.verdict)).c_str(),
+                      o.failing_check.empty() ? "" : absl::StrCat(" [", o.failing_check, "]").c_str(),
+                      static_cast<unsigned long long>(o.record.run.digest),
+                      ok ? "" : ": expect does not hold: ", ok ? "" : other_why.c_str());
+          if (!ok) this_code = 1;
+        }
+      }
     }
     if (this_code != 0) ++failed;
     if (code == 0) code = this_code;
@@ -339,7 +366,7 @@ int Explore(int argc, char** argv) {
                   std::string(VerdictName(out.verdict)).c_str(),
                   out.failing_check.empty() ? "" : absl::StrCat(" [", out.failing_check, "]").c_str());
       if (!a.out.empty()) {
-        s.expect = ExpectSpec{std::string(VerdictName(out.verdict)), out.failing_check};
+        s.expect = ExpectSpec{std::string(VerdictName(out.verdict)), out.failing_check, {}};
         const std::string path = FailureFile(a, out, seed);
         std::ofstream f(path);
         f << PrintScenario(s);
@@ -365,6 +392,7 @@ int Explore(int argc, char** argv) {
 int ShrinkCommand(int argc, char** argv) {
   std::string file, out;
   int64_t max_runs = ShrinkOptions{}.max_runs;
+  bool keep_close_at = false;
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
     std::string value;
@@ -379,6 +407,8 @@ int ShrinkCommand(int argc, char** argv) {
     if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       return 0;
+    } else if (arg == "--keep-close-at") {
+      keep_close_at = true;
     } else if (arg == "-o" || arg == "--out") {
       if (value.empty()) return Usage("shrink: -o needs a file name");
       out = value;
@@ -404,6 +434,7 @@ int ShrinkCommand(int argc, char** argv) {
   std::printf("shrinking %s: %s\n", file.c_str(), DescribeSize(s).c_str());
   ShrinkOptions options;
   options.max_runs = max_runs;
+  options.keep_close_at = keep_close_at;
   options.log = [](const std::string& step) {
     std::printf("  %s\n", step.c_str());
     std::fflush(stdout);

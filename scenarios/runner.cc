@@ -83,8 +83,11 @@ struct World {
   std::string harness_error;
 };
 
+// The profile's NewConfig, with the scenario's settings on top.
 absl::StatusOr<sarama::Config> ProducerConfig(const ProducerSpec& p) {
-  sarama::Config c = sarama::NewConfig();
+  absl::StatusOr<sarama::Profile> profile = sarama::ParseProfile(p.profile);
+  if (!profile.ok()) return profile.status();
+  sarama::Config c = sarama::NewConfig(*profile);
   if (p.idempotent) c.producer.idempotent = *p.idempotent;
   if (p.net_max_open_requests) c.net.max_open_requests = *p.net_max_open_requests;
   if (p.net_read_timeout) c.net.read_timeout = *p.net_read_timeout;
@@ -104,7 +107,7 @@ absl::StatusOr<sarama::Config> ProducerConfig(const ProducerSpec& p) {
   if (p.metadata_retry_max) c.metadata.retry.max = *p.metadata_retry_max;
   if (p.metadata_retry_backoff) c.metadata.retry.backoff = *p.metadata_retry_backoff;
   if (p.version) {
-    absl::StatusOr<sarama::KafkaVersion> v = sarama::ParseKafkaVersion(*p.version);
+    absl::StatusOr<sarama::KafkaVersion> v = sarama::ParseKafkaVersion(*p.version, *profile);
     if (!v.ok()) return v.status();
     c.version = *v;
   }
@@ -234,7 +237,9 @@ sim::Task<void> Application(World* w, const Scenario* s, sarama::Config conf,
     w->record.produced.push_back({msg->id, msg->topic, *msg->key, w->sched.now()});
     co_await w->producer->Input()->Send(msg);
   }
-  if (!w->record.close_called_at) {
+  // With close_at set, the close-at task closes (even after the last
+  // message); without it, the application closes once it has written all.
+  if (!s->workload.close_at && !w->record.close_called_at) {
     w->record.close_called_at = w->sched.now();
     w->producer->AsyncClose();
   }
@@ -329,15 +334,42 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   return out;
 }
 
+Scenario WithProfile(const Scenario& s, std::string_view profile) {
+  Scenario out = s;
+  if (out.producer.profile == profile) return out;
+  // [expect] follows the file's own profile; remember it among the others
+  // so that MatchesExpect finds every profile's entry the same way.
+  if (out.expect.has_value() && !out.expect->verdict.empty()) {
+    out.expect->profiles.push_back(
+        ProfileExpectSpec{out.producer.profile, out.expect->verdict, out.expect->check});
+    out.expect->verdict.clear();
+    out.expect->check.clear();
+  }
+  out.producer.profile = std::string(profile);
+  return out;
+}
+
 bool MatchesExpect(const Scenario& s, const RunOutput& out, std::string* why) {
   if (!s.expect.has_value()) return true;
-  if (VerdictName(out.verdict) != s.expect->verdict) {
-    *why = absl::StrCat("expected verdict ", s.expect->verdict, ", got ",
+  std::string verdict = s.expect->verdict, check = s.expect->check;
+  if (verdict.empty()) {
+    // A profile other than the file's own (WithProfile).
+    auto it = std::find_if(s.expect->profiles.begin(), s.expect->profiles.end(),
+                           [&](const ProfileExpectSpec& p) { return p.profile == s.producer.profile; });
+    if (it == s.expect->profiles.end()) {
+      *why = absl::StrCat("no [expect.profiles.\"", s.producer.profile, "\"] entry");
+      return false;
+    }
+    verdict = it->verdict;
+    check = it->check;
+  }
+  if (VerdictName(out.verdict) != verdict) {
+    *why = absl::StrCat("expected verdict ", verdict, " on ", s.producer.profile, ", got ",
                         std::string(VerdictName(out.verdict)));
     return false;
   }
-  if (!s.expect->check.empty() && s.expect->check != out.failing_check) {
-    *why = absl::StrCat("expected failing check ", s.expect->check, ", got ",
+  if (!check.empty() && check != out.failing_check) {
+    *why = absl::StrCat("expected failing check ", check, " on ", s.producer.profile, ", got ",
                         out.failing_check.empty() ? "none" : out.failing_check);
     return false;
   }

@@ -52,8 +52,16 @@ struct RunOutput {
 // harness error (returned in the output, not as a status).
 RunOutput RunScenario(const Scenario& s, const RunOptions& options = {});
 
-// Does the output match the scenario's expect block? (True if none.)
+// Does the output match the scenario's expect block? (True if none.) The
+// expectation is the one for s.producer.profile: [expect] itself for the
+// file's own profile, else the matching [expect.profiles."NAME"] entry
+// (after --profile replaced the profile; none is a mismatch).
 bool MatchesExpect(const Scenario& s, const RunOutput& out, std::string* why);
+
+// The scenario with another producer profile; everything else, and
+// [expect], kept. MatchesExpect on the result checks the entry for
+// `profile`.
+Scenario WithProfile(const Scenario& s, std::string_view profile);
 
 }  // namespace scenarios
 

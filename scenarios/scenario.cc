@@ -68,7 +68,7 @@ constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 
 // The value lists of the format. A new profile (e.g. "sarama-main") is one
 // more entry in kProfiles.
-constexpr std::string_view kProfiles[] = {"sarama-1.42.1"};
+constexpr std::string_view kProfiles[] = {"sarama-1.42.1", "sarama-main"};
 constexpr std::string_view kPolicies[] = {"fifo", "random", "pct"};
 constexpr std::string_view kLatencyKinds[] = {"constant", "uniform", "exponential"};
 constexpr std::string_view kDirections[] = {"to_broker", "from_broker", "both"};
@@ -236,7 +236,8 @@ constexpr std::string_view kFaultKeys[] = {"kind",      "at",    "duration",  "b
                                            "api",       "count", "extra",     "heal"};
 constexpr std::string_view kBuggifyKeys[] = {"sites"};
 constexpr std::string_view kLimitsKeys[] = {"steps", "time", "liveness_grace"};
-constexpr std::string_view kExpectKeys[] = {"verdict", "check"};
+constexpr std::string_view kExpectKeys[] = {"verdict", "check", "profiles"};
+constexpr std::string_view kProfileExpectKeys[] = {"verdict", "check"};
 
 struct SectionKeys {
   std::string_view section;
@@ -249,6 +250,7 @@ constexpr SectionKeys kSections[] = {
     {"[network.latency]", kLatencyKeys}, {"[workload]", kWorkloadKeys},
     {"[[faults]]", kFaultKeys},          {"[buggify]", kBuggifyKeys},
     {"[limits]", kLimitsKeys},           {"[expect]", kExpectKeys},
+    {"[expect.profiles.\"PROFILE\"]", kProfileExpectKeys},
 };
 
 // ---------------------------------------------------------------------------
@@ -1384,19 +1386,58 @@ void ReadBuggify(TableReader& r, BuggifySpec* b) {
   r.Finish();
 }
 
-void ReadExpect(TableReader& r, ExpectSpec* e) {
+// A verdict and its check; `name` is the table's name in messages.
+void ReadVerdictAndCheck(TableReader& r, std::string_view name, std::string* verdict,
+                         std::string* check) {
   const bool has_verdict = r.Has("verdict");
-  r.Enum("verdict", kVerdicts, &e->verdict);
+  r.Enum("verdict", kVerdicts, verdict);
   const bool has_check = r.Has("check");
-  r.Enum("check", kChecks, &e->check);
-  r.Finish();
+  r.Enum("check", kChecks, check);
   if (!has_verdict) {
-    r.diag().Add(r.pos(), "expect.verdict is missing",
+    r.diag().Add(r.pos(), absl::StrCat(Av(name), ".verdict is missing"),
                  absl::StrCat("add verdict = one of: ", Join(kVerdicts)));
-  } else if (e->verdict == "pass" && has_check) {
-    r.diag().Add(r.PosOrTable("check"), "expect.check is set but the verdict is \"pass\"",
+  } else if (*verdict == "pass" && has_check) {
+    r.diag().Add(r.PosOrTable("check"), absl::StrCat(Av(name), ".check is set but the verdict is \"pass\""),
                  "a passing run fails no check: remove check, or expect a failing verdict");
   }
+}
+
+// [expect] and its [expect.profiles."NAME"] tables; `own` is the
+// scenario's producer.profile (which the top of [expect] is about).
+void ReadExpect(TableReader& r, std::string_view own, ExpectSpec* e) {
+  ReadVerdictAndCheck(r, "expect", &e->verdict, &e->check);
+  if (const toml::table* profiles = r.Table("profiles")) {
+    for (auto&& [key, node] : *profiles) {
+      const std::string name(key.str());
+      const Pos pos = PosOf(key.source());
+      if (!Contains(kProfiles, name)) {
+        r.diag().Add(pos, absl::StrCat("unknown profile ", Shown(name), " in [expect.profiles]"),
+                     absl::StrCat("use one of: ", Join(kProfiles)));
+        continue;
+      }
+      if (name == own) {
+        r.diag().Add(pos, absl::StrCat("[expect.profiles.\"", name, "\"] names the scenario's own profile"),
+                     "its verdict goes in [expect] itself; list other profiles here");
+        continue;
+      }
+      const toml::table* table = node.as_table();
+      if (table == nullptr) {
+        r.diag().Add(pos, absl::StrCat("expect.profiles.", name, " must be a table"),
+                     absl::StrCat("write [expect.profiles.\"", name, "\"] with verdict (and check)"));
+        continue;
+      }
+      const std::string path = absl::StrCat("expect.profiles.\"", name, "\"");
+      TableReader pr(*table, path, "[expect.profiles.\"PROFILE\"]", &r.diag());
+      ProfileExpectSpec p;
+      p.profile = name;
+      ReadVerdictAndCheck(pr, path, &p.verdict, &p.check);
+      pr.Finish();
+      e->profiles.push_back(std::move(p));
+    }
+    std::sort(e->profiles.begin(), e->profiles.end(),
+              [](const ProfileExpectSpec& a, const ProfileExpectSpec& b) { return a.profile < b.profile; });
+  }
+  r.Finish();
 }
 
 // ---------------------------------------------------------------------------
@@ -1450,7 +1491,7 @@ void ReadTop(TableReader& top, Pos end, Scenario* s) {
   ReadSection(top, "buggify", [&](TableReader& r) { ReadBuggify(r, &s->buggify); });
   ReadSection(top, "expect", [&](TableReader& r) {
     s->expect.emplace();
-    ReadExpect(r, &*s->expect);
+    ReadExpect(r, s->producer.profile, &*s->expect);
   });
   top.Finish();
 }
@@ -1692,6 +1733,11 @@ std::string PrintScenario(const Scenario& s) {
                     "[expect]\nverdict = ",
                     Q(s.expect->verdict), "\n");
     if (!s.expect->check.empty()) absl::StrAppend(&out, "check = ", Q(s.expect->check), "\n");
+    for (const ProfileExpectSpec& p : s.expect->profiles) {
+      absl::StrAppend(&out, "\n# The same scenario with producer.profile = ", Q(p.profile),
+                      ".\n[expect.profiles.", Q(p.profile), "]\nverdict = ", Q(p.verdict), "\n");
+      if (!p.check.empty()) absl::StrAppend(&out, "check = ", Q(p.check), "\n");
+    }
   }
   return out;
 }

@@ -151,9 +151,20 @@ struct LimitsSpec {
   bool operator==(const LimitsSpec&) const = default;
 };
 
+// What the same scenario reaches with another producer profile (its
+// producer.profile replaced, nothing else): [expect.profiles."NAME"].
+struct ProfileExpectSpec {
+  std::string profile;
+  std::string verdict;
+  std::string check;
+
+  bool operator==(const ProfileExpectSpec&) const = default;
+};
+
 struct ExpectSpec {
   std::string verdict;  // pass | safety | liveness | deadlock | producer-assertion | harness-error
   std::string check;    // the failing check's name, for a failing verdict
+  std::vector<ProfileExpectSpec> profiles;  // other profiles, sorted by name
 
   bool operator==(const ExpectSpec&) const = default;
 };

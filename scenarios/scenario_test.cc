@@ -131,6 +131,9 @@ liveness_grace = "30s"
 [expect]
 verdict = "safety"
 check = "acked-batches-in-order"
+
+[expect.profiles."sarama-main"]
+verdict = "pass"
 )";
 
 ProducerSpec ExpectedFullExampleProducer() {
@@ -211,7 +214,9 @@ Scenario ExpectedFullExample() {
   s.buggify.sites = {"net.delay", "broker.slow_request"};  // canonical order
   s.limits = {
       .steps = 5000000, .time = Duration::Seconds(90), .liveness_grace = Duration::Seconds(30)};
-  s.expect = ExpectSpec{.verdict = "safety", .check = "acked-batches-in-order"};
+  s.expect = ExpectSpec{.verdict = "safety",
+                        .check = "acked-batches-in-order",
+                        .profiles = {ProfileExpectSpec{"sarama-main", "pass", ""}}};
   return s;
 }
 
@@ -413,8 +418,17 @@ std::vector<MalformedCase> MalformedCases() {
       {"zero_time_limit", kBase + "[limits]\ntime = \"0s\"\n", 8, "limits.time must be at least"},
       {"unknown_policy", kBase + "[schedule]\npolicy = \"chaos\"\n", 8,
        "unknown schedule.policy \"chaos\""},
-      {"unknown_profile", kBase + "[producer]\nprofile = \"sarama-main\"\n", 8,
+      {"unknown_profile", kBase + "[producer]\nprofile = \"sarama-9.9\"\n", 8,
        "unknown producer.profile"},
+      {"expect_unknown_profile",
+       kBase + "[expect]\nverdict = \"pass\"\n[expect.profiles.\"sarama-9\"]\nverdict = \"pass\"\n",
+       9, "unknown profile \"sarama-9\" in [expect.profiles]"},
+      {"expect_own_profile",
+       kBase + "[expect]\nverdict = \"pass\"\n[expect.profiles.\"sarama-1.42.1\"]\nverdict = \"pass\"\n",
+       9, "names the scenario's own profile"},
+      {"expect_profile_without_verdict",
+       kBase + "[expect]\nverdict = \"pass\"\n[expect.profiles.\"sarama-main\"]\ncheck = \"liveness\"\n",
+       9, ".verdict is missing"},
       {"brokers_zero", "[cluster]\nbrokers = 0\n[[cluster.topics]]\nname = \"t\"\n", 2,
        "cluster.brokers must be in 1..16"},
       {"partitions_zero", "[cluster]\n[[cluster.topics]]\nname = \"t\"\npartitions = 0\n", 4,

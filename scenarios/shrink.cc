@@ -36,6 +36,7 @@ class Shrinker {
   int64_t runs() const { return runs_; }
   bool exhausted() const { return runs_ >= options_.max_runs; }
   const std::vector<std::string>& steps() const { return steps_; }
+  const ShrinkOptions& options() const { return options_; }
 
   // Applies `change` to a copy of the current scenario; keeps the copy if it
   // is a valid scenario that still fails the same way.
@@ -202,7 +203,9 @@ bool CompressTime(Shrinker& sh) {
                              Half(sh.current().workload.interval).ToString(), ")"),
                 [&](Scenario& c) {
                   c.workload.interval = Half(c.workload.interval);
-                  if (c.workload.close_at) c.workload.close_at = Half(*c.workload.close_at);
+                  if (c.workload.close_at && !sh.options().keep_close_at) {
+                    c.workload.close_at = Half(*c.workload.close_at);
+                  }
                   for (FaultSpec& f : c.faults) {
                     f.at = Half(f.at);
                     if (f.duration) f.duration = Half(*f.duration);
@@ -226,7 +229,9 @@ bool CutWorkload(Shrinker& sh) {
   }
   any |= sh.Try("workload value_bytes -> default",
                 [&](Scenario& c) { c.workload.value_bytes = defaults.value_bytes; });
-  any |= sh.Try("workload close_at removed", [](Scenario& c) { c.workload.close_at.reset(); });
+  if (!sh.options().keep_close_at) {
+    any |= sh.Try("workload close_at removed", [](Scenario& c) { c.workload.close_at.reset(); });
+  }
   any |= sh.Try("workload topics -> all", [](Scenario& c) { c.workload.topics.clear(); });
   return any;
 }
@@ -396,7 +401,7 @@ ShrinkResult Shrink(const Scenario& original, const ShrinkOptions& options) {
   result.scenario = sh.current();
   result.runs += sh.runs();
   result.steps = sh.steps();
-  result.scenario.expect = ExpectSpec{std::string(VerdictName(first.verdict)), first.failing_check};
+  result.scenario.expect = ExpectSpec{std::string(VerdictName(first.verdict)), first.failing_check, {}};
   return result;
 }
 

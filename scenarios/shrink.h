@@ -33,6 +33,9 @@ struct ShrinkOptions {
   // A change is kept if the scenario still fails with its seed or with one
   // of this many - 1 others derived from it.
   int seeds_per_step = 8;
+  // Keep workload.close_at: when the finding is about a run that closes late
+  // (closing early can fail the same check for another reason).
+  bool keep_close_at = false;
   // Called with one line per accepted simplification ("removed fault 3 ...").
   std::function<void(const std::string&)> log;
 };
