@@ -705,12 +705,13 @@ sim::Task<std::shared_ptr<ProduceResponse>> Cluster::HandleProduce(Broker* b,
     } else if (!acks_valid) {
       pr.error = ErrorCode::INVALID_REQUIRED_ACKS;
     } else {
-      const bool fresh = b->MutableReplica(tp) != nullptr;
-      const Offset end_before = fresh ? b->MutableReplica(tp)->log_end : Offset(0);
       pr = AppendAsLeader(b, tp, batch, m.acks);
-      const bool appended = pr.error == ErrorCode::NONE && fresh &&
-                            b->MutableReplica(tp)->log_end > end_before;
-      if (m.acks == -1 && appended) {
+      // Kafka (ReplicaManager.appendRecords) requires the high watermark to
+      // pass lastOffset + 1 for every successful partition, a duplicate
+      // included: a resend is answered with the original batch's offsets
+      // only once that batch is committed (Log.append returns them as the
+      // append's own), never while it could still be truncated.
+      if (m.acks == -1 && pr.error == ErrorCode::NONE && pr.base_offset.value >= 0) {
         waiting[tp] = Offset(pr.base_offset.value + batch.record_count());
       }
     }

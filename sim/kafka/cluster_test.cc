@@ -243,6 +243,34 @@ TEST(ClusterTest, RequestTimedOutButWritten) {
   ASSERT_EQ(w.history.final_logs.at(kT0).size(), 1u);
 }
 
+Task<void> DuplicateWaitsForCommit(World* w) {
+  // The batch is appended but cannot commit: both followers are paused.
+  w->cluster.PauseFetching(BrokerId(1), Time() + Duration::Seconds(3));
+  w->cluster.PauseFetching(BrokerId(2), Time() + Duration::Seconds(3));
+  Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::REQUEST_TIMED_OUT);
+  // Its resend is a duplicate; acks=all must still wait for the original
+  // to commit (Kafka requires HW > lastOffset for a duplicate too), so it
+  // times out as well instead of acknowledging an uncommitted batch.
+  o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::REQUEST_TIMED_OUT);
+  co_await w->sched.Sleep(Duration::Seconds(3));
+  // Once the followers fetch, the same resend is acknowledged at once with
+  // the original offset, and nothing is written twice.
+  o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+  EXPECT_EQ(o.part.base_offset, Offset(0));
+  EXPECT_EQ(LogIds(w->cluster.broker(BrokerId(0)), kT0), (std::vector<uint64_t>{1}));
+}
+
+// An acks=all duplicate of a batch that is not yet committed is not
+// acknowledged before the batch commits (it used to be answered at once,
+// so a failover could lose an acknowledged record).
+TEST(ClusterTest, AcksAllDuplicateWaitsForCommit) {
+  World w;
+  EXPECT_EQ(w.Run(DuplicateWaitsForCommit(&w)).outcome, sim::Outcome::kAllDone);
+}
+
 Task<void> NotEnoughReplicas(World* w) {
   const Time until = Time() + Duration::Seconds(10);
   EXPECT_TRUE(w->cluster.ShrinkIsr(kT0, BrokerId(1), until).ok());
