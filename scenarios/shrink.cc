@@ -134,43 +134,40 @@ bool RemoveFaults(Shrinker& sh) {
   return any;
 }
 
+// Halves a duration of the current scenario (through `field`, which gives
+// null when it is unset) while the scenario keeps failing, down to 1 ms.
+template <typename Field>
+bool Halve(Shrinker& sh, const std::string& what, Field field) {
+  bool any = false;
+  for (;;) {
+    const Duration* d = field(sh.current());
+    if (d == nullptr || d->nanos() <= 1000000) break;
+    const Duration half = Duration::Nanos(d->nanos() / 2);
+    if (!sh.Try(absl::StrCat(what, " ", d->ToString(), " -> ", half.ToString()),
+                [&](Scenario& c) { *field(c) = half; })) {
+      break;
+    }
+    any = true;
+  }
+  return any;
+}
+
 // Shorter, earlier and weaker faults.
 bool SimplifyFaults(Shrinker& sh) {
   bool any = false;
   for (size_t i = 0; i < sh.current().faults.size() && !sh.exhausted(); ++i) {
     auto fault = [i](Scenario& c) -> FaultSpec& { return c.faults[i]; };
     const std::string name = absl::StrCat("fault ", i + 1, " (", sh.current().faults[i].kind, ")");
-    while (sh.current().faults[i].duration && sh.current().faults[i].duration->nanos() > 1000000) {
-      const Duration d = *sh.current().faults[i].duration;
-      const Duration half = Duration::Nanos(d.nanos() / 2);
-      if (!sh.Try(absl::StrCat(name, " duration ", d.ToString(), " -> ", half.ToString()),
-                  [&](Scenario& c) { fault(c).duration = half; })) {
-        break;
-      }
-      any = true;
-    }
-    while (sh.current().faults[i].at.nanos() > 1000000) {
-      const Duration at = sh.current().faults[i].at;
-      const Duration half = Duration::Nanos(at.nanos() / 2);
-      if (!sh.Try(absl::StrCat(name, " at ", at.ToString(), " -> ", half.ToString()),
-                  [&](Scenario& c) { fault(c).at = half; })) {
-        break;
-      }
-      any = true;
-    }
+    any |= Halve(sh, name + " duration", [i](auto& c) {
+      auto& f = c.faults[i];
+      return f.duration ? &*f.duration : nullptr;
+    });
+    any |= Halve(sh, name + " at", [i](auto& c) { return &c.faults[i].at; });
     if (sh.current().faults[i].count > 1) {
       any |= sh.Try(absl::StrCat(name, " count ", sh.current().faults[i].count, " -> 1"),
                     [&](Scenario& c) { fault(c).count = 1; });
     }
-    while (sh.current().faults[i].extra.nanos() > 1000000) {
-      const Duration e = sh.current().faults[i].extra;
-      const Duration half = Duration::Nanos(e.nanos() / 2);
-      if (!sh.Try(absl::StrCat(name, " extra ", e.ToString(), " -> ", half.ToString()),
-                  [&](Scenario& c) { fault(c).extra = half; })) {
-        break;
-      }
-      any = true;
-    }
+    any |= Halve(sh, name + " extra", [i](auto& c) { return &c.faults[i].extra; });
     if (!sh.current().faults[i].heal) {
       any |= sh.Try(absl::StrCat(name, " heals"), [&](Scenario& c) { fault(c).heal = true; });
     }
