@@ -24,6 +24,10 @@ elseif(PRODSIM_UBSAN_ONLY)
 else()
   set(PRODSIM_SAN_FLAGS "")
 endif()
+# libFuzzer's coverage instrumentation for every library a target links.
+if(PRODSIM_FUZZ)
+  list(APPEND PRODSIM_SAN_FLAGS -fsanitize=fuzzer-no-link)
+endif()
 
 function(_prodsim_common target)
   target_compile_options(${target} PRIVATE ${PRODSIM_WARNINGS} ${PRODSIM_FP_FLAGS}
@@ -67,4 +71,23 @@ function(prodsim_bench)
   add_executable(${P_NAME} ${P_SRCS})
   _prodsim_common(${P_NAME})
   target_link_libraries(${P_NAME} PRIVATE ${P_DEPS} benchmark::benchmark)
+endfunction()
+
+# prodsim_fuzzer(NAME name SRCS ... DEPS ... CORPUS dir...): a target that
+# defines LLVMFuzzerTestOneInput. With PRODSIM_FUZZ (the fuzz preset, clang)
+# it links libFuzzer's main; otherwise it links fuzz/replay_main.cc, and
+# ctest replays every file of its CORPUS directories through it (so each
+# corpus runs in the gcc build without libFuzzer).
+function(prodsim_fuzzer)
+  cmake_parse_arguments(P "" "NAME" "SRCS;DEPS;CORPUS" ${ARGN})
+  if(PRODSIM_FUZZ)
+    add_executable(${P_NAME} ${P_SRCS})
+    _prodsim_common(${P_NAME})
+    target_link_options(${P_NAME} PRIVATE -fsanitize=fuzzer)
+  else()
+    add_executable(${P_NAME} ${P_SRCS} ${PROJECT_SOURCE_DIR}/fuzz/replay_main.cc)
+    _prodsim_common(${P_NAME})
+  endif()
+  target_link_libraries(${P_NAME} PRIVATE ${P_DEPS})
+  add_test(NAME fuzz_corpus_replay:${P_NAME} COMMAND ${P_NAME} ${P_CORPUS})
 endfunction()
