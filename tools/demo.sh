@@ -3,11 +3,15 @@
 # the demo with prodsim on scenario files:
 # 1. the configuration of IBM/sarama#2803 with no faults: 10,000 messages
 #    over 3 brokers and 6 partitions; every property check passes;
-# 2. the two known-bug scenarios: the same configuration under network
-#    faults ends with Sarama's "message out of sequence" assertion, and with
-#    the broker's OUT_OF_ORDER_SEQUENCE_NUMBER (the verdict and explanation
-#    of each are printed);
-# 3. both replayed: the same digest with and without trace recording.
+# 2. the known findings (scenarios/known/): the same configuration under
+#    one fault each ends with Sarama's "message out of sequence" assertion,
+#    the broker's OUT_OF_ORDER_SEQUENCE_NUMBER, or an acknowledged message
+#    that no log holds; and the findings about Sarama main (the verdict and
+#    explanation of each are printed);
+# 3. all replayed: the same digest with and without trace recording;
+# 4. both producer profiles: each file's [expect] for its own profile and
+#    [expect.profiles] for the other (the #2803 reproducers pass on
+#    sarama-main).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
@@ -17,8 +21,11 @@ prodsim=./build/default/scenarios/prodsim
 echo "== 1. the report's configuration, no faults"
 $prodsim run scenarios/corpus/report-config-10k-no-faults.toml
 echo
-echo "== 2. the known IBM/sarama#2803 reproducers (exit code 4: producer-assertion, 1: safety)"
+echo "== 2. the known findings (exit code 4: producer-assertion, 1: safety)"
 $prodsim run scenarios/known/*.toml || true
 echo
 echo "== 3. replay"
 $prodsim determinism scenarios/known/*.toml
+echo
+echo "== 4. both profiles, as ctest checks them"
+$prodsim run --check-expect scenarios/known/*.toml | grep -E '^scenarios|^  on |expect does not hold'
