@@ -13,23 +13,19 @@
 #include "rapidcheck/gtest.h"
 #include "rapidcheck/state.h"
 #include "sim/core/time.h"
+#include "sim/kafka/producer_state_model.h"
 #include "sim/kafka/types.h"
 
 namespace kafka {
 namespace {
+
+using namespace kafka::state_model;
 
 using AppendCheck = ProducerStateManager::AppendCheck;
 using Kind = AppendCheck::Kind;
 
 constexpr int32_t kMax = INT32_MAX;
 
-AppendCheck WantAppend() { return AppendCheck{}; }
-AppendCheck WantError(ErrorCode e) {
-  return AppendCheck{Kind::kError, e, Offset::kNone};
-}
-AppendCheck WantDuplicate(int64_t base_offset) {
-  return AppendCheck{Kind::kDuplicate, ErrorCode::NONE, Offset(base_offset)};
-}
 
 // ---------------------------------------------------------------------------
 // Sequence arithmetic, error codes and version names.
@@ -395,83 +391,6 @@ TEST(ProducerStateDeathTest, UpdateAssertsItsPreconditions) {
 // in shared/reference/kafka-idempotence.md, computed with modular
 // arithmetic on int64 rather than the library's sequence helpers.
 
-constexpr int64_t kSeqSpace = int64_t{1} << 31;
-constexpr int64_t kMaxAgeMs = 1000;
-
-struct LogBatch {
-  int64_t pid;  // -1: a batch from a non-idempotent producer.
-  int16_t epoch;
-  int32_t first_seq;
-  int32_t last_seq;
-  int64_t first_offset;
-  int64_t last_offset;
-  int64_t time_ms;
-};
-
-struct Model {
-  KafkaVersion version = KafkaVersion::k2_6;
-  std::vector<LogBatch> log;
-  std::map<int64_t, size_t> forgotten_before;
-  int64_t now_ms = 0;
-
-  int64_t NextOffset() const {
-    return log.empty() ? 0 : log.back().last_offset + 1;
-  }
-  size_t Window() const { return version == KafkaVersion::k0_11 ? 1 : 5; }
-
-  // The producer's batches the broker still has reason to know, oldest
-  // first.
-  std::vector<LogBatch> History(int64_t pid) const {
-    auto it = forgotten_before.find(pid);
-    const size_t from = it == forgotten_before.end() ? 0 : it->second;
-    std::vector<LogBatch> out;
-    for (size_t i = from; i < log.size(); ++i) {
-      if (log[i].pid == pid) out.push_back(log[i]);
-    }
-    return out;
-  }
-
-  // The cached batches: the newest Window() of the trailing same-epoch run.
-  std::vector<LogBatch> Cache(int64_t pid) const {
-    const std::vector<LogBatch> history = History(pid);
-    std::vector<LogBatch> cache;
-    for (auto it = history.rbegin(); it != history.rend(); ++it) {
-      if (it->epoch != history.back().epoch || cache.size() == Window()) break;
-      cache.insert(cache.begin(), *it);
-    }
-    return cache;
-  }
-};
-
-AppendCheck ModelAnswer(const Model& m, int64_t pid, int16_t epoch,
-                        int32_t first, int32_t count) {
-  if (pid < 0) return WantAppend();
-  if (first < 0) {
-    return WantError(m.version == KafkaVersion::k2_6
-                         ? ErrorCode::INVALID_RECORD
-                         : ErrorCode::CORRUPT_MESSAGE);
-  }
-  const int64_t last = (int64_t{first} + count - 1) % kSeqSpace;
-  const std::vector<LogBatch> cache = m.Cache(pid);
-  if (cache.empty()) {
-    if (first == 0 || m.version == KafkaVersion::k2_6) return WantAppend();
-    return WantError(m.version == KafkaVersion::k2_0
-                         ? ErrorCode::UNKNOWN_PRODUCER_ID
-                         : ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER);
-  }
-  const int16_t current = cache.back().epoch;
-  for (const LogBatch& b : cache) {
-    if (epoch == current && b.first_seq == first && b.last_seq == last) {
-      return WantDuplicate(b.first_offset);
-    }
-  }
-  if (epoch < current) return WantError(ErrorCode::INVALID_PRODUCER_EPOCH);
-  const int64_t expected =
-      epoch > current ? 0 : (int64_t{cache.back().last_seq} + 1) % kSeqSpace;
-  return first == expected ? WantAppend()
-                           : WantError(ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER);
-}
-
 // The model's view of one producer, in the library's terms, for comparison.
 std::optional<ProducerStateEntry> ModelEntry(const Model& m, int64_t pid) {
   const std::vector<LogBatch> cache = m.Cache(pid);
@@ -540,14 +459,6 @@ int16_t PickEpoch(const Model& m, int64_t pid) {
   return static_cast<int16_t>(std::max(0, current + delta));
 }
 
-void AppendToLog(Model& m, int64_t pid, int16_t epoch, int32_t first,
-                 int32_t count) {
-  const int64_t offset = m.NextOffset();
-  const auto last =
-      static_cast<int32_t>((int64_t{first} + count - 1) % kSeqSpace);
-  m.log.push_back(
-      {pid, epoch, first, last, offset, offset + count - 1, m.now_ms});
-}
 
 // A client's batch to the leader: Check, and on kAppend write and Update.
 struct Produce : Command {
