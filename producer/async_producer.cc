@@ -872,13 +872,10 @@ sim::Task<void> BrokerProducer::HandleResponse(BrokerProducerResponse response) 
   if (buffer_->Empty()) co_await RollOver();
 }
 
-// sarama v1.42.1 async_producer.go: brokerProducer.handleSuccess
-sim::Task<void> BrokerProducer::HandleSuccess(
+// sarama async_producer.go: brokerProducer.handleSuccess, its first
+// sent.eachPartition pass (unchanged on main)
+sim::Task<std::vector<std::string>> BrokerProducer::ReturnResolved(
     std::shared_ptr<ProduceSet> sent, std::shared_ptr<const kafka::ProduceResponse> response) {
-  if (parent_->IsMain()) {
-    co_await HandleSuccessMain(std::move(sent), std::move(response));
-    co_return;
-  }
   StatePtr p = parent_;
   std::vector<std::string> retry_topics;
   for (const PartitionEntry& e : sent->Partitions(p->sched().program_prng())) {
@@ -913,6 +910,18 @@ sim::Task<void> BrokerProducer::HandleSuccess(
       co_await p->ReturnErrors(e.set->msgs, Error::Kafka(code));
     }
   }
+  co_return retry_topics;
+}
+
+// sarama v1.42.1 async_producer.go: brokerProducer.handleSuccess
+sim::Task<void> BrokerProducer::HandleSuccess(
+    std::shared_ptr<ProduceSet> sent, std::shared_ptr<const kafka::ProduceResponse> response) {
+  if (parent_->IsMain()) {
+    co_await HandleSuccessMain(std::move(sent), std::move(response));
+    co_return;
+  }
+  StatePtr p = parent_;
+  const std::vector<std::string> retry_topics = co_await ReturnResolved(sent, response);
   if (retry_topics.empty()) co_return;
   if (p->conf.producer.idempotent) {
     co_await p->client->RefreshMetadata(retry_topics);  // a failure is only logged

@@ -209,6 +209,11 @@ class BrokerProducer {
   sim::Task<void> HandleResponse(BrokerProducerResponse response);
   sim::Task<void> HandleSuccess(std::shared_ptr<ProduceSet> sent,
                                 std::shared_ptr<const kafka::ProduceResponse> response);
+  // The first pass of handleSuccess, the same in both profiles: returns
+  // successes and final errors, and gives the topics of the partitions to
+  // retry (one entry per partition, as Sarama's retryTopics).
+  sim::Task<std::vector<std::string>> ReturnResolved(
+      std::shared_ptr<ProduceSet> sent, std::shared_ptr<const kafka::ProduceResponse> response);
   sim::Task<void> HandleError(std::shared_ptr<ProduceSet> sent, Error err);
   sim::Task<void> HandleMessage(MessagePtr msg, sim::Chan<sim::Time>** timer_chan);
 

@@ -384,42 +384,9 @@ sim::Task<void> BrokerProducer::HandleSuccessMain(
   StatePtr p = parent_;
   // PR #3693 treats a non-idempotent retry as main treats an idempotent one.
   const bool as_idempotent = p->conf.producer.idempotent || p->pr3693;
-  std::vector<std::string> retry_topics;
+  const std::vector<std::string> retry_topics = co_await ReturnResolved(sent, response);
+  // The partitions retried with the mute held (main: only when Idempotent).
   std::set<PartitionKey> keep_muted;
-  for (const ProduceSet::Entry& e : sent->Partitions(p->sched().program_prng())) {
-    if (response == nullptr) {
-      // Only with RequiredAcks == NoResponse: assume success.
-      co_await p->ReturnSuccesses(e.set->msgs);
-      continue;
-    }
-    auto block =
-        response->partitions.find(kafka::TopicPartition{e.topic, kafka::PartitionId(e.partition)});
-    if (block == response->partitions.end()) {
-      co_await p->ReturnErrors(e.set->msgs, Error::Of(ErrorKind::kIncompleteResponse));
-      continue;
-    }
-    const ErrorCode code = block->second.error;
-    if (code == ErrorCode::NONE) {
-      for (size_t i = 0; i < e.set->msgs.size(); ++i) {
-        e.set->msgs[i]->offset = block->second.base_offset.value + static_cast<int64_t>(i);
-      }
-      co_await p->ReturnSuccesses(e.set->msgs);
-    } else if (code == ErrorCode::DUPLICATE_SEQUENCE_NUMBER) {
-      co_await p->ReturnSuccesses(e.set->msgs);
-    } else if (RetriableInHandleSuccess(code)) {
-      if (p->conf.producer.retry.max <= 0) {
-        co_await p->AbandonBrokerConnection(broker);
-        co_await p->ReturnErrors(e.set->msgs, Error::Kafka(code));
-      } else {
-        retry_topics.push_back(e.topic);
-        // PR #3693: kept muted whether or not Idempotent (main: only then).
-        if (as_idempotent) keep_muted.insert({e.topic, e.partition});
-      }
-    } else {
-      if (p->conf.producer.retry.max <= 0) co_await p->AbandonBrokerConnection(broker);
-      co_await p->ReturnErrors(e.set->msgs, Error::Kafka(code));
-    }
-  }
   if (!retry_topics.empty()) {
     // PR #3693: always (main: only when Idempotent). A failure is only logged.
     if (as_idempotent) co_await p->client->RefreshMetadata(retry_topics);
@@ -433,6 +400,7 @@ sim::Task<void> BrokerProducer::HandleSuccessMain(
       // PR #3693: retryBatch with the mute held, whether or not Idempotent
       // (main: retryMessages, through the partitionProducer, when not).
       if (as_idempotent) {
+        keep_muted.insert({e.topic, e.partition});
         p->sched().Go(absl::StrCat("retryBatch/", e.topic, "/", e.partition),
                       RetryBatchMain(p, e.topic, e.partition, e.set, Error::Kafka(code), true));
       } else {
