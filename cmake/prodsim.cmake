@@ -74,20 +74,22 @@ function(prodsim_bench)
 endfunction()
 
 # prodsim_fuzzer(NAME name SRCS ... DEPS ... CORPUS dir...): a target that
-# defines LLVMFuzzerTestOneInput. With PRODSIM_FUZZ (the fuzz preset, clang)
-# it links libFuzzer's main; otherwise it links fuzz/replay_main.cc, and
-# ctest replays every file of its CORPUS directories through it (so each
-# corpus runs in the gcc build without libFuzzer).
+# defines LLVMFuzzerTestOneInput. With PRODSIM_FUZZ (the fuzz and asan
+# presets, clang) it links libFuzzer's main; otherwise it links
+# fuzz/replay_main.cc. Either way ctest replays every file of its CORPUS
+# directories through it (libFuzzer with -runs=0: run the corpus, no
+# mutations), so each corpus runs in the gcc build without libFuzzer too.
 function(prodsim_fuzzer)
   cmake_parse_arguments(P "" "NAME" "SRCS;DEPS;CORPUS" ${ARGN})
   if(PRODSIM_FUZZ)
     add_executable(${P_NAME} ${P_SRCS})
     _prodsim_common(${P_NAME})
     target_link_options(${P_NAME} PRIVATE -fsanitize=fuzzer)
+    add_test(NAME fuzz_corpus_replay:${P_NAME} COMMAND ${P_NAME} -runs=0 ${P_CORPUS})
   else()
     add_executable(${P_NAME} ${P_SRCS} ${PROJECT_SOURCE_DIR}/fuzz/replay_main.cc)
     _prodsim_common(${P_NAME})
+    add_test(NAME fuzz_corpus_replay:${P_NAME} COMMAND ${P_NAME} ${P_CORPUS})
   endif()
   target_link_libraries(${P_NAME} PRIVATE ${P_DEPS})
-  add_test(NAME fuzz_corpus_replay:${P_NAME} COMMAND ${P_NAME} ${P_CORPUS})
 endfunction()

@@ -14,6 +14,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <span>
 #include <map>
 #include <string>
 #include <vector>
@@ -22,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "producer/async_producer.h"
 #include "scenarios/bench.h"
+#include "scenarios/decode.h"
 #include "scenarios/explore.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
@@ -44,6 +47,10 @@ constexpr const char* kUsage =
     "       prodsim explore --base=FILE (--runs=N | --time=DURATION) [--seed=S]\n"
     "                       [--shard=I/N] [--keep-going] [--out=DIR]\n"
     "       prodsim shrink FILE -o MIN.toml [--max-runs=N] [--keep-close-at]\n"
+    "       prodsim decode CRASH_FILE -o SCENARIO.toml [--base=FILE] [--profile=NAME]\n"
+    "                      [--max-messages=N] [--max-faults=N]\n"
+    "       prodsim encode SCENARIO.toml -o BYTES [--base=FILE] [--profile=NAME]\n"
+    "                      [--max-messages=N] [--max-faults=N]\n"
     "       prodsim bench [--help]\n"
     "       prodsim help\n"
     "run: runs each scenario and prints one line per file (verdict, failing check,\n"
@@ -67,6 +74,15 @@ constexpr const char* kUsage =
     "  step and the final size; writes MIN.toml with its verdict as [expect]. Exit 0:\n"
     "  written; 1: FILE does not fail (nothing to shrink). --max-runs bounds the\n"
     "  search (default 3000 runs). --keep-close-at keeps workload.close_at.\n"
+    "decode: the scenario a scenario_fuzzer input (a libFuzzer crash file) stands\n"
+    "  for, written as a scenario file with the verdict of its run as [expect]; then\n"
+    "  prodsim shrink makes it small. --base (default: the compiled-in\n"
+    "  bench/scenarios/report-config-steady.toml), --profile, --max-messages\n"
+    "  (default 64) and --max-faults (default 8) must be what the fuzzer ran with\n"
+    "  (PRODSIM_FUZZ_BASE, PRODSIM_FUZZ_PROFILE, PRODSIM_FUZZ_MAX_MESSAGES,\n"
+    "  PRODSIM_FUZZ_MAX_FAULTS). Exit 0 written.\n"
+    "encode: the inverse, for seed corpora: the bytes that decode to the scenario\n"
+    "  as nearly as the encoding can say it (fields clamped to the base's ranges).\n"
     "exit codes: 0 pass, 1 safety, 2 liveness, 3 deadlock, 4 producer-assertion,\n"
     "  70 harness error, 64 usage, 65 bad scenario file, 66 missing file,\n"
     "  73 cannot write an output file\n";
@@ -462,6 +478,117 @@ int ShrinkCommand(int argc, char** argv) {
   return 0;
 }
 
+struct CodecArgs {
+  std::string in, out, base, profile;
+  DecodeOptions options;
+};
+
+int ParseCodecArgs(const char* cmd, int argc, char** argv, CodecArgs* a) {
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    const size_t eq = arg.find('=');
+    if (absl::StartsWith(arg, "--") && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (absl::StartsWith(arg, "-") && arg != "--help" && arg != "-h" && i + 1 < argc) {
+      value = argv[++i];
+    }
+    uint64_t n = 0;
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "-o" || arg == "--out") {
+      a->out = value;
+    } else if (arg == "--base") {
+      if (value.empty()) return Usage(absl::StrCat(cmd, ": --base needs a scenario file"));
+      a->base = value;
+    } else if (arg == "--profile") {
+      a->profile = value;
+    } else if (arg == "--max-messages" || arg == "--max-faults") {
+      if (!ParseUint(value, &n) || n > 100000) {
+        return Usage(absl::StrCat(cmd, ": bad ", arg, " '", value, "' (a number, at most 100000)"));
+      }
+      (arg == "--max-messages" ? a->options.max_messages : a->options.max_faults) =
+          static_cast<int32_t>(n);
+    } else if (absl::StartsWith(arg, "-")) {
+      return Usage(absl::StrCat("unknown flag '", argv[i], "'"));
+    } else if (a->in.empty()) {
+      a->in = arg;
+    } else {
+      return Usage(absl::StrCat(cmd, " takes exactly one input file"));
+    }
+  }
+  if (a->in.empty()) return Usage(absl::StrCat(cmd, " needs an input file"));
+  if (a->out.empty()) return Usage(absl::StrCat(cmd, " needs -o OUT"));
+  return -1;
+}
+
+bool LoadCodecBase(const CodecArgs& a, Scenario* base, int* code) {
+  absl::StatusOr<Scenario> b = LoadBase(a.base, a.profile);
+  if (b.ok()) {
+    *base = std::move(*b);
+    return true;
+  }
+  std::fprintf(stderr, "prodsim: %s\n", std::string(b.status().message()).c_str());
+  *code = absl::IsNotFound(b.status()) ? kExitNoFile
+          : a.base.empty() || !absl::IsInvalidArgument(b.status()) ? kExitUsage
+                                                                  : kExitBadFile;
+  return false;
+}
+
+bool WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  f.close();
+  if (!f) std::fprintf(stderr, "prodsim: cannot write %s\n", path.c_str());
+  return static_cast<bool>(f);
+}
+
+int DecodeCommand(int argc, char** argv) {
+  CodecArgs a;
+  if (int code = ParseCodecArgs("decode", argc, argv, &a); code >= 0) return code;
+  Scenario base;
+  int code = 0;
+  if (!LoadCodecBase(a, &base, &code)) return code;
+  std::ifstream in(a.in, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "%s: cannot read file (hint: check the path and its permissions)\n",
+                 a.in.c_str());
+    return kExitNoFile;
+  }
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Scenario s = Decode(base, std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+                      a.options);
+  const RunOutput out = RunScenario(s);
+  s.description = absl::StrCat(s.description, ": ", a.in, " on base ",
+                               a.base.empty() ? std::string(kDefaultBaseName) : a.base);
+  s.expect = ExpectSpec{std::string(VerdictName(out.verdict)), out.failing_check, {}};
+  if (!WriteFile(a.out, PrintScenario(s))) return kExitCantCreate;
+  std::printf("%s: %s%s (%zu bytes decoded, %zu faults, %d messages)\n", a.out.c_str(),
+              std::string(VerdictName(out.verdict)).c_str(),
+              out.failing_check.empty() ? "" : absl::StrCat(" [", out.failing_check, "]").c_str(),
+              bytes.size(), s.faults.size(), s.workload.messages);
+  if (out.verdict == Verdict::kHarnessError) std::printf("  harness error: %s\n", out.harness_error.c_str());
+  if (out.verdict != Verdict::kPass) {
+    std::printf("  shrink it: prodsim shrink %s -o min.toml\n", a.out.c_str());
+  }
+  return 0;
+}
+
+int EncodeCommand(int argc, char** argv) {
+  CodecArgs a;
+  if (int code = ParseCodecArgs("encode", argc, argv, &a); code >= 0) return code;
+  Scenario base, s;
+  int code = 0;
+  if (!LoadCodecBase(a, &base, &code)) return code;
+  if (!Load(a.in, &s, &code)) return code;
+  const std::string bytes = Encode(base, s, a.options);
+  if (!WriteFile(a.out, bytes)) return kExitCantCreate;
+  std::printf("%s: %zu bytes\n", a.out.c_str(), bytes.size());
+  return 0;
+}
+
 }  // namespace
 }  // namespace scenarios
 
@@ -476,6 +603,8 @@ int main(int argc, char** argv) {
   if (cmd == "explore") return Explore(argc, argv);
   if (cmd == "shrink") return ShrinkCommand(argc, argv);
   if (cmd == "bench") return BenchCommand(argc, argv);
+  if (cmd == "decode") return DecodeCommand(argc, argv);
+  if (cmd == "encode") return EncodeCommand(argc, argv);
   Args args;
   if (int code = ParseArgs(argc, argv, &args); code >= 0) return code;
   if (cmd == "run") return Run(args);

@@ -302,6 +302,7 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   o.pct_depth = static_cast<uint32_t>(s.schedule.pct_depth);
   o.pct_steps = static_cast<uint64_t>(s.schedule.pct_steps);
   o.preempt_per_mille = static_cast<uint32_t>(s.schedule.preempt_per_mille);
+  o.tape = s.schedule.tape;
   o.step_limit = static_cast<uint64_t>(s.limits.steps);
   // Once the faults healed, the run may go on for the liveness grace only.
   const Time healed = schedule.healed_at();

@@ -63,6 +63,15 @@ constexpr size_t kMaxTopicNameBytes = 249;  // Kafka's own limit
 constexpr size_t kMaxVersionBytes = 32;
 constexpr size_t kMaxSuggestKeyBytes = 64;
 constexpr int64_t kMaxSteps = 10'000'000'000;
+constexpr size_t kMaxTapeBytes = size_t{1} << 20;
+
+// The value of a hex digit, or -1.
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
 constexpr int64_t kMaxCount = 1'000'000;
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 
@@ -198,7 +207,7 @@ constexpr std::string_view kTopKeys[] = {"seed",    "description", "schedule", "
                                          "cluster", "network",     "workload", "faults",
                                          "buggify", "limits",      "expect"};
 constexpr std::string_view kScheduleKeys[] = {"policy", "pct_depth", "pct_steps",
-                                              "preempt_per_mille"};
+                                              "preempt_per_mille", "tape"};
 constexpr std::string_view kProducerKeys[] = {"profile",
                                               "idempotent",
                                               "net_max_open_requests",
@@ -921,11 +930,48 @@ void TableReader::Finish() {
 
 bool Clean(const Diagnostics& diag, size_t before) { return diag.count() == before; }
 
+// schedule.tape: hex, two digits a byte, for the random policy only.
+void ReadTape(TableReader& r, ScheduleSpec* s) {
+  std::string hex;
+  if (!r.Has("tape")) {
+    r.MarkKnown("tape");
+    return;
+  }
+  const Pos pos = r.PosOrTable("tape");
+  if (!r.Str("tape", 2 * kMaxTapeBytes, &hex)) return;
+  if (hex.size() % 2 != 0) {
+    r.diag().Add(pos, absl::StrCat("schedule.tape has an odd number of hex digits (", hex.size(), ")"),
+                 "write two hex digits per byte, e.g. \"00ff1a\"");
+    return;
+  }
+  std::string bytes;
+  bytes.reserve(hex.size() / 2);
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    const int hi = HexDigit(hex[i]);
+    const int lo = HexDigit(hex[i + 1]);
+    if (hi < 0 || lo < 0) {
+      r.diag().Add(pos, absl::StrCat("schedule.tape has a character that is not a hex digit at offset ",
+                                     hi < 0 ? i : i + 1),
+                   "use only 0-9 and a-f");
+      return;
+    }
+    bytes.push_back(static_cast<char>(hi * 16 + lo));
+  }
+  if (!bytes.empty() && s->policy != "random") {
+    r.diag().Add(pos, absl::StrCat("schedule.tape is only read by policy \"random\", not \"",
+                                   s->policy, "\""),
+                 "set policy = \"random\" or remove the tape");
+    return;
+  }
+  s->tape = std::move(bytes);
+}
+
 void ReadSchedule(TableReader& r, ScheduleSpec* s) {
   r.Enum("policy", kPolicies, &s->policy);
   r.Int("pct_depth", 1, 20, &s->pct_depth);
   r.Int("pct_steps", 1, kMaxSteps, &s->pct_steps);
   r.Int("preempt_per_mille", 0, 1000, &s->preempt_per_mille);
+  ReadTape(r, s);
   r.Finish();
 }
 
@@ -1713,6 +1759,15 @@ std::string PrintScenario(const Scenario& s) {
       "[schedule]\npolicy = ",
       Q(sc.policy), "\npct_depth = ", sc.pct_depth, "\npct_steps = ", sc.pct_steps,
       "\npreempt_per_mille = ", sc.preempt_per_mille, "\n");
+  if (!sc.tape.empty()) {
+    out += "# The random policy's first decisions, a byte each (hex).\ntape = \"";
+    for (const char c : sc.tape) {
+      const auto b = static_cast<uint8_t>(c);
+      out.push_back("0123456789abcdef"[b >> 4]);
+      out.push_back("0123456789abcdef"[b & 15]);
+    }
+    out += "\"\n";
+  }
   PrintProducer(s.producer, &out);
   PrintCluster(s.cluster, &out);
   PrintNetwork(s.network, &out);

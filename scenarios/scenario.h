@@ -26,6 +26,10 @@ struct ScheduleSpec {
   int32_t pct_depth = 3;
   int64_t pct_steps = 200000;
   int32_t preempt_per_mille = 500;
+  // Random policy only: the first scheduling decisions, one byte each
+  // (sim::SchedulerOptions::tape); written in the file as hex. The
+  // scenario fuzzer's bytes end up here (scenarios/decode.h).
+  std::string tape;
 
   bool operator==(const ScheduleSpec&) const = default;
 };

@@ -180,8 +180,7 @@ bool Scheduler::SyncPointSlow() {
     case Policy::kFifo:
       return false;
     case Policy::kRandom:
-      return !runq_.empty() &&
-             sched_prng_.Chance(options_.preempt_per_mille, 1000);
+      return !runq_.empty() && RandomSwitch();
     case Policy::kPct:
       return PctSwitch();
   }
@@ -199,6 +198,22 @@ bool Scheduler::PctSwitch() {
     if (runq_[i]->priority > current_->priority) return true;
   }
   return false;
+}
+
+bool Scheduler::RandomSwitch() {
+  if (tape_pos_ < options_.tape.size()) {
+    // A byte b in [0, 256) switches iff b / 256 < preempt_per_mille / 1000.
+    const uint32_t b = static_cast<uint8_t>(options_.tape[tape_pos_++]);
+    return b * 1000 < options_.preempt_per_mille * 256;
+  }
+  return sched_prng_.Chance(options_.preempt_per_mille, 1000);
+}
+
+size_t Scheduler::RandomPick(size_t n) {
+  if (tape_pos_ < options_.tape.size()) {
+    return static_cast<uint8_t>(options_.tape[tape_pos_++]) % n;
+  }
+  return static_cast<size_t>(sched_prng_.Below(n));
 }
 
 void Scheduler::YieldNow(std::coroutine_handle<> h, PendingOp* op) {
@@ -254,7 +269,7 @@ Goroutine* Scheduler::PickNext() {
   size_t index = 0;
   const size_t n = runq_.size();
   if (n > 1 && options_.policy == Policy::kRandom) {
-    index = static_cast<size_t>(sched_prng_.Below(n));
+    index = RandomPick(n);
   } else if (n > 1 && options_.policy == Policy::kPct) {
     for (size_t i = 1; i < n; ++i) {
       if (runq_[i]->priority > runq_[index]->priority) index = i;

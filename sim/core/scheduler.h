@@ -42,6 +42,12 @@ struct SchedulerOptions {
   Policy policy = Policy::kFifo;
   // Random: chance, in thousandths, of a switch at each synchronization point.
   uint32_t preempt_per_mille = 500;
+  // Random: the first decisions (switch or not at a sync point, which
+  // runnable task next) are read from these bytes, one per decision, and
+  // the seed's stream makes the rest. A fuzzer steers the interleaving
+  // through it: changing one byte changes one decision. Empty: every
+  // decision from the seed, exactly as before the tape existed.
+  std::string tape;
   // PCT (Burckhardt et al. 2010): bug depth d, and the expected number of
   // steps k over which the d-1 priority change points are spread.
   uint32_t pct_depth = 3;
@@ -307,6 +313,9 @@ class Scheduler {
   std::string DeadlockReport() const;
   void SetupPct();
   bool PctSwitch();
+  // The random policy's decisions: from the tape while it lasts.
+  bool RandomSwitch();
+  size_t RandomPick(size_t n);
   void Emit(EventKind k, uint64_t a = 0, uint64_t b = 0) {
     trace_.Emit(now_, k, current_id(), a, b);
   }
@@ -340,6 +349,7 @@ class Scheduler {
   std::vector<uint64_t> pct_change_points_;  // ascending steps
   size_t pct_next_change_ = 0;
   uint64_t pct_low_priority_ = 0;
+  size_t tape_pos_ = 0;  // next unread byte of options_.tape
 };
 
 }  // namespace sim

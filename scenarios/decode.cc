@@ -1,0 +1,255 @@
+#include "scenarios/decode.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "producer/profile.h"
+#include "scenarios/explore.h"
+#include "scenarios/fault_fields.h"
+#include "sim/core/assert.h"
+
+namespace scenarios {
+namespace {
+
+using internal::kFaultKinds;
+
+inline constexpr std::string_view kPolicies[] = {"random", "pct", "fifo"};
+inline constexpr std::string_view kLatencies[] = {"base", "uniform"};
+
+// The byte codec: one walk over the fields serves both directions. Decoding
+// reads each field from the input (zero past its end); encoding writes the
+// field's current value, clamped to its range, and keeps the clamped value,
+// so that later fields see what decoding will see.
+class ByteIO {
+ public:
+  explicit ByteIO(std::span<const uint8_t> in) : in_(in) {}
+  ByteIO() : encoding_(true) {}
+
+  bool encoding() const { return encoding_; }
+  const std::string& out() const { return out_; }
+  // Decoding: the bytes no field read.
+  std::span<const uint8_t> rest() const { return in_.subspan(pos_); }
+
+  // A value in [lo, hi], in the fewest of 1, 2, 4 or 8 bytes that cover
+  // the range (none if lo == hi), mapped monotonically: raw r of w bytes is
+  // lo + r*n/2^(8w) for n = hi - lo + 1 values.
+  void Int64(int64_t* v, int64_t lo, int64_t hi) {
+    PRODSIM_ASSERT(lo <= hi);
+    const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+    if (range == 0) {
+      *v = lo;
+      return;
+    }
+    int width = 8;
+    for (const int w : {1, 2, 4}) {
+      if (range < (uint64_t{1} << (8 * w))) {
+        width = w;
+        break;
+      }
+    }
+    const unsigned __int128 n = static_cast<unsigned __int128>(range) + 1;
+    const int bits = 8 * width;
+    if (encoding_) {
+      *v = std::clamp(*v, lo, hi);
+      const unsigned __int128 x = static_cast<uint64_t>(*v) - static_cast<uint64_t>(lo);
+      // The smallest raw that maps to x: ceil(x * 2^bits / n).
+      const unsigned __int128 raw = ((x << bits) + n - 1) / n;
+      for (int i = width - 1; i >= 0; --i) out_.push_back(static_cast<char>((raw >> (8 * i)) & 0xff));
+      return;
+    }
+    unsigned __int128 raw = 0;
+    for (int i = 0; i < width; ++i) raw = (raw << 8) | Byte();
+    *v = static_cast<int64_t>(static_cast<uint64_t>(lo) + static_cast<uint64_t>((raw * n) >> bits));
+  }
+
+  // The IO of internal::FaultFields.
+  void Int(int32_t* v, int64_t lo, int64_t hi) {
+    int64_t x = *v;
+    Int64(&x, lo, hi);
+    *v = static_cast<int32_t>(x);
+  }
+  void Index(int32_t* v, int64_t n) { Int(v, 0, n - 1); }
+  void Dur(Duration* v, Duration lo, Duration hi) {
+    int64_t x = v->nanos();
+    Int64(&x, lo.nanos(), hi.nanos());
+    *v = Duration::Nanos(x);
+  }
+  void Choice(std::string* v, std::span<const std::string_view> options) {
+    int32_t i = 0;
+    for (size_t k = 0; k < options.size(); ++k) {
+      if (options[k] == *v) i = static_cast<int32_t>(k);
+    }
+    Index(&i, static_cast<int64_t>(options.size()));
+    *v = std::string(options[static_cast<size_t>(i)]);
+  }
+  // One byte: 0x80 and above is true (encoding writes 0xff or 0).
+  void Flag(bool* v) {
+    int32_t b = *v ? 255 : 0;
+    Int(&b, 0, 255);
+    *v = b >= 128;
+  }
+
+ private:
+  uint8_t Byte() {
+    if (pos_ == in_.size()) return 0;
+    return in_[pos_++];
+  }
+
+  std::span<const uint8_t> in_;
+  size_t pos_ = 0;
+  bool encoding_ = false;
+  std::string out_;
+};
+
+// The fields of a scenario in codec order (decode.h), read into or
+// written from `s`, which starts as the scenario to encode or as the base.
+void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scenario* s) {
+  int64_t seed = static_cast<int64_t>(s->seed & 0xffffffffULL);
+  io.Int64(&seed, 0, 0xffffffffLL);
+  s->seed = static_cast<uint64_t>(seed);
+
+  ScheduleSpec& sc = s->schedule;
+  io.Choice(&sc.policy, kPolicies);
+  if (sc.policy == "random") {
+    io.Int(&sc.preempt_per_mille, 0, 1000);
+  } else if (sc.policy == "pct") {
+    io.Int(&sc.pct_depth, 1, 6);
+  }
+
+  // The cluster, no bigger than the base's; its topics by position.
+  ClusterSpec& c = s->cluster;
+  const ClusterSpec& bc = base.cluster;
+  io.Int(&c.brokers, 1, bc.brokers);
+  std::vector<TopicSpec> topics = bc.topics;
+  int32_t min_rf = bc.brokers;
+  for (size_t i = 0; i < topics.size(); ++i) {
+    TopicSpec& t = topics[i];
+    if (io.encoding() && i < c.topics.size()) {
+      t.partitions = c.topics[i].partitions;
+      t.replication_factor = c.topics[i].replication_factor;
+    }
+    io.Int(&t.partitions, 1, bc.topics[i].partitions);
+    io.Int(&t.replication_factor, 1, std::min(bc.topics[i].replication_factor, c.brokers));
+    min_rf = std::min(min_rf, t.replication_factor);
+  }
+  c.topics = std::move(topics);
+  io.Int(&c.min_insync_replicas, 1, std::min(bc.min_insync_replicas, min_rf));
+
+  // The latency: the base's, or uniform as explore draws it.
+  LatencySpec& l = s->network.latency;
+  std::string latency = l == base.network.latency ? "base" : "uniform";
+  io.Choice(&latency, kLatencies);
+  if (latency == "base") {
+    l = base.network.latency;
+  } else {
+    Duration spread = l.max - l.min;
+    l = LatencySpec{.kind = "uniform", .min = l.min, .max = l.max};
+    io.Dur(&l.min, Duration::Micros(50), Duration::Micros(500));
+    io.Dur(&spread, Duration(), Duration::Millis(5));
+    l.max = l.min + spread;
+  }
+
+  // The workload, no bigger than the base's.
+  WorkloadSpec& w = s->workload;
+  const WorkloadSpec& bw = base.workload;
+  io.Int(&w.messages, 1, std::max(1, std::min(bw.messages, options.max_messages)));
+  io.Int(&w.keys, 1, bw.keys);
+  io.Int(&w.burst, 1, bw.burst);
+  io.Dur(&w.interval, Duration::Nanos(bw.interval.nanos() / 64), bw.interval);
+
+  // Buggify: a bit per site, in canonical order.
+  const std::span<const std::string_view> sites = BuggifySiteNames();
+  int64_t mask = 0;
+  for (size_t i = 0; i < sites.size(); ++i) {
+    if (std::find(s->buggify.sites.begin(), s->buggify.sites.end(), sites[i]) !=
+        s->buggify.sites.end()) {
+      mask |= int64_t{1} << i;
+    }
+  }
+  io.Int64(&mask, 0, (int64_t{1} << sites.size()) - 1);
+  s->buggify.sites.clear();
+  for (size_t i = 0; i < sites.size(); ++i) {
+    if ((mask >> i) & 1) s->buggify.sites.emplace_back(sites[i]);
+  }
+
+  // The faults: a count, then each one's kind and fields.
+  int32_t count = static_cast<int32_t>(std::min<size_t>(s->faults.size(), INT32_MAX));
+  io.Int(&count, 0, std::max(0, options.max_faults));
+  std::vector<FaultSpec> faults;
+  const Duration heal_by = internal::HealBy(w, kExploreHealBy);
+  for (int32_t i = 0; i < count; ++i) {
+    FaultSpec f;
+    if (io.encoding()) {
+      const FaultSpec& g = s->faults[static_cast<size_t>(i)];
+      f.kind = g.kind;
+      f.at = g.at;
+      f.duration = g.duration;
+      f.broker = g.broker;
+      f.direction = g.direction;
+      f.topic = g.topic;
+      f.partition = g.partition;
+      f.error = g.error;
+      f.count = g.count;
+      f.extra = g.extra;
+    }
+    io.Choice(&f.kind, kFaultKinds);
+    internal::FaultFields(io, c, heal_by, &f);
+    faults.push_back(std::move(f));
+  }
+  std::stable_sort(faults.begin(), faults.end(),
+                   [](const FaultSpec& a, const FaultSpec& b) { return a.at < b.at; });
+  s->faults = std::move(faults);
+}
+
+}  // namespace
+
+Scenario Decode(const Scenario& base, std::span<const uint8_t> bytes,
+                const DecodeOptions& options) {
+  PRODSIM_ASSERT(!base.cluster.topics.empty());
+  Scenario s = base;
+  s.expect.reset();
+  s.schedule.tape.clear();
+  s.faults.clear();
+  s.buggify.sites.clear();
+  ByteIO io(bytes);
+  Fields(io, base, options, &s);
+  if (s.schedule.policy == "random") {
+    const std::span<const uint8_t> rest = io.rest();
+    s.schedule.tape.assign(rest.begin(), rest.end());
+  }
+  s.description = absl::StrCat("decoded by prodsim from ", bytes.size(), " bytes (",
+                               s.schedule.tape.size(), " of them the schedule's tape)");
+  return s;
+}
+
+std::string Encode(const Scenario& base, const Scenario& s, const DecodeOptions& options) {
+  PRODSIM_ASSERT(!base.cluster.topics.empty());
+  Scenario copy = s;
+  ByteIO io;
+  Fields(io, base, options, &copy);
+  std::string out = io.out();
+  if (copy.schedule.policy == "random") out += s.schedule.tape;
+  return out;
+}
+
+absl::StatusOr<Scenario> LoadBase(const std::string& path, const std::string& profile) {
+  absl::StatusOr<Scenario> base =
+      path.empty() ? ParseScenario(DefaultBaseText(), kDefaultBaseName) : LoadScenario(path);
+  if (!base.ok()) return base;
+  if (!profile.empty()) {
+    if (!sarama::ParseProfile(profile).ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown producer profile '", profile, "' (sarama-1.42.1 or sarama-main)"));
+    }
+    base->producer.profile = profile;
+  }
+  return base;
+}
+
+}  // namespace scenarios
