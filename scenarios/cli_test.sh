@@ -31,6 +31,31 @@ expect 66 "cannot read" -- run "$dir/does_not_exist.toml"
 expect 64 "unknown flag" -- run --frobnicate "$src/known/sarama-2803-assertion.toml"
 expect 64 "unknown subcommand" -- frobnicate x.toml
 expect 64 "no scenario file" -- run
+printf 'seed = 1\n[schedule]\npolicy = "pct"\ntape = "00ff"\n' > "$dir/tape_pct.toml"
+printf 'seed = 1\n[schedule]\ntape = "0g"\n' > "$dir/tape_hex.toml"
+printf 'seed = 1\n[schedule]\ntape = "abc"\n' > "$dir/tape_odd.toml"
+expect 65 "tape_pct.toml:4:[0-9]+: .*only read by policy" -- run "$dir/tape_pct.toml"
+expect 65 "tape_hex.toml:3:[0-9]+: .*not a hex digit" -- run "$dir/tape_hex.toml"
+expect 65 "tape_odd.toml:3:[0-9]+: .*odd number" -- run "$dir/tape_odd.toml"
+# decode / encode (the fuzzer's codec).
+printf '\x01\x02' > "$dir/crash.bin"
+expect 64 "needs -o" -- decode "$dir/crash.bin"
+expect 64 "needs an input file" -- decode -o "$dir/out.toml"
+expect 66 "cannot read" -- decode "$dir/nope.bin" -o "$dir/out.toml"
+expect 65 "unknown_key.toml:4:[0-9]+:" -- decode "$dir/crash.bin" -o "$dir/out.toml" --base="$dir/unknown_key.toml"
+expect 66 "cannot read" -- decode "$dir/crash.bin" -o "$dir/out.toml" --base="$dir/nope.toml"
+expect 64 "unknown --profile" -- decode "$dir/crash.bin" -o "$dir/out.toml" --profile=kafka-go
+expect 64 "bad --max-faults" -- decode "$dir/crash.bin" -o "$dir/out.toml" --max-faults=lots
+expect 73 "cannot write" -- decode "$dir/crash.bin" -o "$dir/no/such/dir/out.toml"
+expect 65 "unknown_key.toml:4:[0-9]+:" -- encode "$dir/unknown_key.toml" -o "$dir/out.bin"
+mkdir "$dir/ok"
+"$prodsim" decode "$dir/crash.bin" -o "$dir/ok/decoded.toml" >/dev/null &&
+  "$prodsim" run --check-expect "$dir/ok/decoded.toml" >/dev/null &&
+  "$prodsim" encode "$dir/ok/decoded.toml" -o "$dir/ok/again.bin" >/dev/null &&
+  "$prodsim" decode "$dir/ok/again.bin" -o "$dir/ok/again.toml" >/dev/null &&
+  diff <(grep -v '^description' "$dir/ok/decoded.toml") <(grep -v '^description' "$dir/ok/again.toml") &&
+  echo "ok: decode -> run --check-expect -> encode -> decode gives the same scenario" ||
+  { echo "FAIL: decode/encode round trip"; fail=1; }
 for f in "$dir"/*.toml; do
   lines=$("$prodsim" run "$f" 2>&1 >/dev/null | grep -c .)
   [[ $lines -eq 1 ]] || { echo "FAIL: $f gave $lines error lines, want 1"; fail=1; }

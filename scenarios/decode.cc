@@ -36,21 +36,24 @@ class ByteIO {
   // Decoding: the bytes no field read.
   std::span<const uint8_t> rest() const { return in_.subspan(pos_); }
 
-  // A value in [lo, hi], in the fewest of 1, 2, 4 or 8 bytes that cover
-  // the range (none if lo == hi), mapped monotonically: raw r of w bytes is
-  // lo + r*n/2^(8w) for n = hi - lo + 1 values.
-  void Int64(int64_t* v, int64_t lo, int64_t hi) {
+  // A value in [lo, hi] in `width` bytes (0: the fewest of 1, 2, 4 or 8
+  // that hold every value; none if lo == hi), mapped monotonically: raw r
+  // of w bytes is lo + floor(r * n / 2^(8w)) for n = hi - lo + 1 values. A
+  // width too small for the range gives evenly spaced values.
+  void Int64(int64_t* v, int64_t lo, int64_t hi, int width = 0) {
     PRODSIM_ASSERT(lo <= hi);
     const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
     if (range == 0) {
       *v = lo;
       return;
     }
-    int width = 8;
-    for (const int w : {1, 2, 4}) {
-      if (range < (uint64_t{1} << (8 * w))) {
-        width = w;
-        break;
+    if (width == 0) {
+      width = 8;
+      for (const int w : {1, 2, 4}) {
+        if (range < (uint64_t{1} << (8 * w))) {
+          width = w;
+          break;
+        }
       }
     }
     const unsigned __int128 n = static_cast<unsigned __int128>(range) + 1;
@@ -58,9 +61,11 @@ class ByteIO {
     if (encoding_) {
       *v = std::clamp(*v, lo, hi);
       const unsigned __int128 x = static_cast<uint64_t>(*v) - static_cast<uint64_t>(lo);
-      // The smallest raw that maps to x: ceil(x * 2^bits / n).
-      const unsigned __int128 raw = ((x << bits) + n - 1) / n;
+      // The smallest raw that maps to x or above: ceil(x * 2^bits / n);
+      // for a value decoding gave, exactly x.
+      unsigned __int128 raw = ((x << bits) + n - 1) / n;
       for (int i = width - 1; i >= 0; --i) out_.push_back(static_cast<char>((raw >> (8 * i)) & 0xff));
+      *v = static_cast<int64_t>(static_cast<uint64_t>(lo) + static_cast<uint64_t>((raw * n) >> bits));
       return;
     }
     unsigned __int128 raw = 0;
@@ -69,15 +74,18 @@ class ByteIO {
   }
 
   // The IO of internal::FaultFields.
-  void Int(int32_t* v, int64_t lo, int64_t hi) {
+  void Int(int32_t* v, int64_t lo, int64_t hi, int width = 0) {
     int64_t x = *v;
-    Int64(&x, lo, hi);
+    Int64(&x, lo, hi, width);
     *v = static_cast<int32_t>(x);
   }
   void Index(int32_t* v, int64_t n) { Int(v, 0, n - 1); }
-  void Dur(Duration* v, Duration lo, Duration hi) {
+  // Durations take two bytes unless told: 1/65536 of the range is fine
+  // enough (under 100 us for a fault's time), and short inputs matter:
+  // libFuzzer grows its length limit slowly from an empty corpus.
+  void Dur(Duration* v, Duration lo, Duration hi, int width = 2) {
     int64_t x = v->nanos();
-    Int64(&x, lo.nanos(), hi.nanos());
+    Int64(&x, lo.nanos(), hi.nanos(), width);
     *v = Duration::Nanos(x);
   }
   void Choice(std::string* v, std::span<const std::string_view> options) {
@@ -109,18 +117,16 @@ class ByteIO {
 
 // The fields of a scenario in codec order (decode.h), read into or
 // written from `s`, which starts as the scenario to encode or as the base.
+// What decides most comes first (the workload, the cluster, the faults),
+// so that the short inputs libFuzzer starts with already hold a fault.
 void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scenario* s) {
-  int64_t seed = static_cast<int64_t>(s->seed & 0xffffffffULL);
-  io.Int64(&seed, 0, 0xffffffffLL);
-  s->seed = static_cast<uint64_t>(seed);
-
-  ScheduleSpec& sc = s->schedule;
-  io.Choice(&sc.policy, kPolicies);
-  if (sc.policy == "random") {
-    io.Int(&sc.preempt_per_mille, 0, 1000);
-  } else if (sc.policy == "pct") {
-    io.Int(&sc.pct_depth, 1, 6);
-  }
+  // The workload, no bigger than the base's.
+  WorkloadSpec& w = s->workload;
+  const WorkloadSpec& bw = base.workload;
+  io.Int(&w.messages, 1, std::max(1, std::min(bw.messages, options.max_messages)));
+  io.Int(&w.keys, 1, bw.keys);
+  io.Int(&w.burst, 1, bw.burst);
+  io.Dur(&w.interval, Duration::Nanos(bw.interval.nanos() / 64), bw.interval, 1);
 
   // The cluster, no bigger than the base's; its topics by position.
   ClusterSpec& c = s->cluster;
@@ -140,43 +146,6 @@ void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scen
   }
   c.topics = std::move(topics);
   io.Int(&c.min_insync_replicas, 1, std::min(bc.min_insync_replicas, min_rf));
-
-  // The latency: the base's, or uniform as explore draws it.
-  LatencySpec& l = s->network.latency;
-  std::string latency = l == base.network.latency ? "base" : "uniform";
-  io.Choice(&latency, kLatencies);
-  if (latency == "base") {
-    l = base.network.latency;
-  } else {
-    Duration spread = l.max - l.min;
-    l = LatencySpec{.kind = "uniform", .min = l.min, .max = l.max};
-    io.Dur(&l.min, Duration::Micros(50), Duration::Micros(500));
-    io.Dur(&spread, Duration(), Duration::Millis(5));
-    l.max = l.min + spread;
-  }
-
-  // The workload, no bigger than the base's.
-  WorkloadSpec& w = s->workload;
-  const WorkloadSpec& bw = base.workload;
-  io.Int(&w.messages, 1, std::max(1, std::min(bw.messages, options.max_messages)));
-  io.Int(&w.keys, 1, bw.keys);
-  io.Int(&w.burst, 1, bw.burst);
-  io.Dur(&w.interval, Duration::Nanos(bw.interval.nanos() / 64), bw.interval);
-
-  // Buggify: a bit per site, in canonical order.
-  const std::span<const std::string_view> sites = BuggifySiteNames();
-  int64_t mask = 0;
-  for (size_t i = 0; i < sites.size(); ++i) {
-    if (std::find(s->buggify.sites.begin(), s->buggify.sites.end(), sites[i]) !=
-        s->buggify.sites.end()) {
-      mask |= int64_t{1} << i;
-    }
-  }
-  io.Int64(&mask, 0, (int64_t{1} << sites.size()) - 1);
-  s->buggify.sites.clear();
-  for (size_t i = 0; i < sites.size(); ++i) {
-    if ((mask >> i) & 1) s->buggify.sites.emplace_back(sites[i]);
-  }
 
   // The faults: a count, then each one's kind and fields.
   int32_t count = static_cast<int32_t>(std::min<size_t>(s->faults.size(), INT32_MAX));
@@ -205,6 +174,49 @@ void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scen
   std::stable_sort(faults.begin(), faults.end(),
                    [](const FaultSpec& a, const FaultSpec& b) { return a.at < b.at; });
   s->faults = std::move(faults);
+
+  // What shapes the run less: the seed (the schedule after its tape, the
+  // latencies, buggify's draws), the policy, the latency, buggify.
+  int64_t seed = static_cast<int64_t>(s->seed & 0xffffULL);
+  io.Int64(&seed, 0, 0xffff);
+  s->seed = static_cast<uint64_t>(seed);
+
+  ScheduleSpec& sc = s->schedule;
+  io.Choice(&sc.policy, kPolicies);
+  if (sc.policy == "random") {
+    io.Int(&sc.preempt_per_mille, 0, 1000, 1);
+  } else if (sc.policy == "pct") {
+    io.Int(&sc.pct_depth, 1, 6);
+  }
+
+  // The latency: the base's, or uniform as explore draws it.
+  LatencySpec& l = s->network.latency;
+  std::string latency = l == base.network.latency ? "base" : "uniform";
+  io.Choice(&latency, kLatencies);
+  if (latency == "base") {
+    l = base.network.latency;
+  } else {
+    Duration spread = l.max - l.min;
+    l = LatencySpec{.kind = "uniform", .min = l.min, .max = l.max};
+    io.Dur(&l.min, Duration::Micros(50), Duration::Micros(500), 1);
+    io.Dur(&spread, Duration(), Duration::Millis(5), 1);
+    l.max = l.min + spread;
+  }
+
+  // Buggify: a bit per site, in canonical order.
+  const std::span<const std::string_view> sites = BuggifySiteNames();
+  int64_t mask = 0;
+  for (size_t i = 0; i < sites.size(); ++i) {
+    if (std::find(s->buggify.sites.begin(), s->buggify.sites.end(), sites[i]) !=
+        s->buggify.sites.end()) {
+      mask |= int64_t{1} << i;
+    }
+  }
+  io.Int64(&mask, 0, (int64_t{1} << sites.size()) - 1);
+  s->buggify.sites.clear();
+  for (size_t i = 0; i < sites.size(); ++i) {
+    if ((mask >> i) & 1) s->buggify.sites.emplace_back(sites[i]);
+  }
 }
 
 }  // namespace

@@ -3,24 +3,26 @@
 // `prodsim encode` (a scenario file into fuzzer input, for seed corpora).
 //
 // Decode(base, bytes) keeps the base's producer config, topics and close
-// time, and reads from the bytes, in this order, what explore draws at
-// random: the seed, the schedule policy, the cluster shape within the
-// base's (brokers, partitions, replication, min.insync at most the base's),
-// the latency, the workload within the base's (messages, keys, burst at
-// most the base's, the interval between 1/64 of the base's and the base's),
-// the buggify sites, and the faults (a count, then each fault's kind and
-// its fields, as explore draws them). What the bytes leave over is the
-// random schedule's tape (ScheduleSpec::tape): the first scheduling
-// decisions, one byte each.
+// time, and reads from the bytes, in this order: the workload within the
+// base's (messages, keys, burst at most the base's; the interval between
+// 1/64 of the base's and the base's), the cluster shape within the base's
+// (brokers, partitions, replication, min.insync at most the base's), the
+// faults (a count, then each fault's kind and its fields, as explore draws
+// them), then the seed, the schedule policy, the latency and the buggify
+// sites. What the bytes leave over is the random schedule's tape
+// (ScheduleSpec::tape): the first scheduling decisions, one byte each.
 //
 // Stability, so that libFuzzer's small mutations are small changes of the
-// run: every field has a fixed width (1, 2, 4 or 8 bytes, big-endian, the
-// first byte the coarsest) and maps monotonically onto its range; a value
-// changed in place changes that field only. Missing bytes read as zero,
-// and zero is the simplest choice of every field (one broker, one message,
-// no faults, no buggify): the empty input is the smallest scenario, and a
-// shorter input a simpler one. A different fault count or kind shifts what
-// follows (as in any such encoding).
+// run: every field has a fixed width (1 or 2 bytes, big-endian, the first
+// byte the coarsest; none for a field with one possible value) and maps
+// monotonically onto its range; a value changed in place changes that
+// field only. The fields before the faults take 8 bytes for a one-topic
+// base, a fault 4 to 8, so the short inputs libFuzzer starts with (it grows
+// its length limit slowly from an empty corpus) already hold faults.
+// Missing bytes read as zero, and zero is the simplest choice of every
+// field (one broker, one message, no faults, no buggify): the empty input
+// is the smallest scenario, and a shorter input a simpler one. A different
+// fault count or kind shifts what follows (as in any such encoding).
 #ifndef PRODSIM_SCENARIOS_DECODE_H_
 #define PRODSIM_SCENARIOS_DECODE_H_
 
@@ -49,7 +51,7 @@ Scenario Decode(const Scenario& base, std::span<const uint8_t> bytes,
 // Bytes whose Decode(base, ..., options) is `s` as nearly as the encoding
 // can say it: each field clamped to what Decode can give from this base
 // (an unknown fault kind or error name becomes the first; the seed keeps
-// its low 32 bits). Decode(Encode(Decode(b))) == Decode(b) for every b.
+// its low 16 bits; durations are rounded to their field's resolution). Decode(Encode(Decode(b))) == Decode(b) for every b.
 std::string Encode(const Scenario& base, const Scenario& s, const DecodeOptions& options = {});
 
 // The base the scenario fuzzer and `prodsim decode` use unless told

@@ -505,6 +505,10 @@ int ParseCodecArgs(const char* cmd, int argc, char** argv, CodecArgs* a) {
       a->base = value;
     } else if (arg == "--profile") {
       a->profile = value;
+      if (!sarama::ParseProfile(a->profile).ok()) {
+        return Usage(absl::StrCat("unknown --profile '", a->profile,
+                                  "' (sarama-1.42.1 or sarama-main)"));
+      }
     } else if (arg == "--max-messages" || arg == "--max-faults") {
       if (!ParseUint(value, &n) || n > 100000) {
         return Usage(absl::StrCat(cmd, ": bad ", arg, " '", value, "' (a number, at most 100000)"));
@@ -531,9 +535,7 @@ bool LoadCodecBase(const CodecArgs& a, Scenario* base, int* code) {
     return true;
   }
   std::fprintf(stderr, "prodsim: %s\n", std::string(b.status().message()).c_str());
-  *code = absl::IsNotFound(b.status()) ? kExitNoFile
-          : a.base.empty() || !absl::IsInvalidArgument(b.status()) ? kExitUsage
-                                                                  : kExitBadFile;
+  *code = absl::IsNotFound(b.status()) ? kExitNoFile : kExitBadFile;
   return false;
 }
 

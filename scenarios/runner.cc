@@ -208,15 +208,29 @@ sim::Task<void> CloseAt(World* w, Duration at) {
   }
 }
 
+constexpr int kNewProducerAttempts = 10;
+
 // The application: create the producer, write the workload, close.
 sim::Task<void> Application(World* w, const Scenario* s, sarama::Config conf,
                             sarama::Profile profile) {
   sarama::Env env{&w->sched, &w->network, w->client, &w->record.producer};
-  absl::StatusOr<std::unique_ptr<sarama::AsyncProducer>> p =
-      co_await sarama::AsyncProducer::New(env, w->cluster.BootstrapNodes(), std::move(conf), profile);
-  if (!p.ok()) {
-    w->harness_error = absl::StrCat("NewAsyncProducer failed: ", std::string(p.status().message()));
-    co_return;
+  // NewAsyncProducer fails when no broker answers for metadata (a fault at
+  // start-up); the application then tries again a second later, as a
+  // service that restarts would. Only one that never starts is an error.
+  absl::StatusOr<std::unique_ptr<sarama::AsyncProducer>> p;
+  for (int attempt = 1;; ++attempt) {
+    p = co_await sarama::AsyncProducer::New(env, w->cluster.BootstrapNodes(), conf, profile);
+    if (p.ok()) break;
+    if (attempt == kNewProducerAttempts) {
+      w->harness_error = absl::StrCat("NewAsyncProducer failed ", attempt,
+                                      " times; last: ", std::string(p.status().message()));
+      co_return;
+    }
+    const std::string why(p.status().message());
+    w->sched.trace().Note(w->sched.now(), w->sched.current_id(), 0, static_cast<uint64_t>(attempt),
+                          [&] { return absl::StrCat("app: NewAsyncProducer failed (", why,
+                                                    "); trying again in 1s"); });
+    co_await w->sched.Sleep(Duration::Seconds(1));
   }
   w->producer = std::move(*p);
   w->sched.Go("app.drain", Drain(w));

@@ -341,6 +341,16 @@ bool RemovePerturbations(Shrinker& sh) {
 bool DefaultScheduleAndNetwork(Shrinker& sh) {
   const ScheduleSpec sd;
   bool any = false;
+  // A decoded fuzzer finding carries the random schedule's tape: shorter
+  // first, by halves (what the tape no longer says, the seed decides).
+  while (!sh.current().schedule.tape.empty()) {
+    const size_t half = sh.current().schedule.tape.size() / 2;
+    if (!sh.Try(absl::StrCat("schedule tape -> ", half, " byte(s)"),
+                [&](Scenario& c) { c.schedule.tape.resize(half); })) {
+      break;
+    }
+    any = true;
+  }
   // One way only: pct -> random with the default settings -> fifo.
   if (sh.current().schedule.policy != "fifo") {
     any |= sh.Try("schedule -> random with defaults", [&](Scenario& c) { c.schedule = sd; });
@@ -372,7 +382,10 @@ std::string DescribeSize(const Scenario& s) {
   return absl::StrCat(s.faults.size(), " fault(s), ", s.workload.messages, " message(s), ",
                       s.cluster.topics.size(), " topic(s) with ", partitions, " partition(s), ",
                       s.cluster.brokers, " broker(s), ", settings, " producer setting(s), ",
-                      s.buggify.sites.size(), " perturbation site(s)");
+                      s.buggify.sites.size(), " perturbation site(s)",
+                      s.schedule.tape.empty()
+                          ? ""
+                          : absl::StrCat(", ", s.schedule.tape.size(), " schedule tape byte(s)"));
 }
 
 ShrinkResult Shrink(const Scenario& original, const ShrinkOptions& options) {

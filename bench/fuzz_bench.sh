@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The scenario fuzzer's two targets (issue 7), measured side by side:
+#  1. speed: executions per second of scenario_fuzzer on one core for
+#     SECONDS s, on each profile, with every check ignored (nothing stops
+#     the run, so the figure is the fuzzing distribution's, faults included);
+#  2. search: wall seconds from an EMPTY corpus to the first #2803-kind
+#     failure (Sarama's produceSet assertion, or a broker's
+#     OUT_OF_ORDER_SEQUENCE_NUMBER / INVALID_PRODUCER_EPOCH) on
+#     sarama-1.42.1 with the report's configuration as the base (the
+#     compiled-in default), over RUNS libFuzzer seeds: median and spread.
+# Run it on the fuzz preset's binary (clang, UBSan, no ASan):
+#   cmake --preset fuzz && ninja -C build/fuzz fuzz/scenario_fuzzer
+#   bench/fuzz_bench.sh build/fuzz/fuzz/scenario_fuzzer [SECONDS=60] [RUNS=10]
+set -euo pipefail
+fuzzer=${1:?usage: $0 PATH/TO/scenario_fuzzer [SECONDS] [RUNS]}
+seconds=${2:-60}
+runs=${3:-10}
+root=$(cd "$(dirname "$0")/.." && pwd)
+dict=$root/fuzz/dict/scenario_fuzzer.dict
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+all_checks=acked-are-durable,acked-batches-in-order,every-message-one-outcome,liveness,log-sequences-contiguous,no-broker-sequence-error,no-duplicates,no-producer-assertion,per-partition-order
+
+echo "1. scenario_fuzzer speed, one core, ${seconds} s each, every check ignored"
+for profile in sarama-1.42.1 sarama-main; do
+  mkdir -p "$tmp/speed-$profile"
+  PRODSIM_FUZZ_PROFILE=$profile PRODSIM_FUZZ_IGNORE=$all_checks \
+    "$fuzzer" -seed=1 -max_total_time="$seconds" -dict="$dict" "$tmp/speed-$profile" \
+    > "$tmp/speed-$profile.log" 2>&1 || true
+  line=$(grep -E '^#[0-9]+' "$tmp/speed-$profile.log" | tail -1)
+  execs=$(sed -E 's/^#([0-9]+).*/\1/' <<< "$line")
+  rate=$(sed -nE 's/.*exec\/s: ([0-9]+).*/\1/p' <<< "$line")
+  cov=$(sed -nE 's/.*cov: ([0-9]+).*/\1/p' <<< "$line")
+  printf '  %-14s %9s execs  %6s exec/s  cov %s  corpus %s files\n' "$profile" "$execs" "$rate" \
+    "$cov" "$(ls "$tmp/speed-$profile" | wc -l)"
+done
+
+echo "2. empty corpus -> first #2803-kind failure, sarama-1.42.1, report config, ${runs} seeds"
+times=()
+for seed in $(seq 1 "$runs"); do
+  dir=$tmp/search-$seed
+  mkdir -p "$dir"
+  start=$(date +%s.%N)
+  PRODSIM_FUZZ_CHECKS=no-producer-assertion,no-broker-sequence-error \
+    "$fuzzer" -seed="$seed" -max_total_time=600 -dict="$dict" -artifact_prefix="$dir/" "$dir" \
+    > "$dir.log" 2>&1 && found=no || found=yes
+  end=$(date +%s.%N)
+  t=$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')
+  what=$(grep -m1 '^==prodsim== ' "$dir.log" | sed 's/^==prodsim== //' || true)
+  execs=$(grep -E '^#[0-9]+' "$dir.log" | tail -1 | sed -E 's/^#([0-9]+).*/\1/' || true)
+  printf '  seed %2d: %7.2f s  %8s execs  %s\n' "$seed" "$t" "${execs:-?}" \
+    "$([[ $found == yes ]] && echo "$what" || echo 'not found in 600 s')"
+  times+=("$t")
+done
+sorted=$(printf '%s\n' "${times[@]}" | sort -g)
+n=${#times[@]}
+if (( n % 2 == 1 )); then
+  median=$(sed -n "$(( n / 2 + 1 ))p" <<< "$sorted")
+else
+  a=$(sed -n "$(( n / 2 ))p" <<< "$sorted"); b=$(sed -n "$(( n / 2 + 1 ))p" <<< "$sorted")
+  median=$(awk -v a="$a" -v b="$b" 'BEGIN { print (a + b) / 2 }')
+fi
+printf '  median %.2f s, min %.2f s, max %.2f s (target: median < 60 s)\n' "$median" \
+  "$(head -1 <<< "$sorted")" "$(tail -1 <<< "$sorted")"
