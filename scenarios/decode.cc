@@ -61,9 +61,11 @@ class ByteIO {
     if (encoding_) {
       *v = std::clamp(*v, lo, hi);
       const unsigned __int128 x = static_cast<uint64_t>(*v) - static_cast<uint64_t>(lo);
-      // The smallest raw that maps to x or above: ceil(x * 2^bits / n);
-      // for a value decoding gave, exactly x.
-      unsigned __int128 raw = ((x << bits) + n - 1) / n;
+      // The smallest raw that maps to x or above, ceil(x * 2^bits / n), for
+      // a value decoding gave exactly x; for a coarse field (n > 2^bits)
+      // the top values round to the largest raw.
+      const unsigned __int128 top = (static_cast<unsigned __int128>(1) << bits) - 1;
+      const unsigned __int128 raw = std::min(((x << bits) + n - 1) / n, top);
       for (int i = width - 1; i >= 0; --i) out_.push_back(static_cast<char>((raw >> (8 * i)) & 0xff));
       *v = static_cast<int64_t>(static_cast<uint64_t>(lo) + static_cast<uint64_t>((raw * n) >> bits));
       return;
@@ -235,8 +237,10 @@ Scenario Decode(const Scenario& base, std::span<const uint8_t> bytes,
     const std::span<const uint8_t> rest = io.rest();
     s.schedule.tape.assign(rest.begin(), rest.end());
   }
-  s.description = absl::StrCat("decoded by prodsim from ", bytes.size(), " bytes (",
-                               s.schedule.tape.size(), " of them the schedule's tape)");
+  // Nothing here may depend on the input's length beyond what the fields
+  // say: Decode(Encode(Decode(b))) == Decode(b).
+  s.description = absl::StrCat("decoded by prodsim (a schedule tape of ",
+                               s.schedule.tape.size(), " bytes)");
   return s;
 }
 
