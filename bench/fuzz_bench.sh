@@ -22,17 +22,21 @@ trap 'rm -rf "$tmp"' EXIT
 all_checks=acked-are-durable,acked-batches-in-order,every-message-one-outcome,liveness,log-sequences-contiguous,no-broker-sequence-error,no-duplicates,no-producer-assertion,per-partition-order
 
 echo "1. scenario_fuzzer speed, one core, ${seconds} s each, every check ignored"
+echo "   (-entropic=0 is what fuzz/scenario_fuzzer.options sets; the default is shown beside it)"
 for profile in sarama-1.42.1 sarama-main; do
-  mkdir -p "$tmp/speed-$profile"
-  PRODSIM_FUZZ_PROFILE=$profile PRODSIM_FUZZ_IGNORE=$all_checks \
-    "$fuzzer" -seed=1 -max_total_time="$seconds" -dict="$dict" "$tmp/speed-$profile" \
-    > "$tmp/speed-$profile.log" 2>&1 || true
-  line=$(grep -E '^#[0-9]+' "$tmp/speed-$profile.log" | tail -1)
-  execs=$(sed -E 's/^#([0-9]+).*/\1/' <<< "$line")
-  rate=$(sed -nE 's/.*exec\/s: ([0-9]+).*/\1/p' <<< "$line")
-  cov=$(sed -nE 's/.*cov: ([0-9]+).*/\1/p' <<< "$line")
-  printf '  %-14s %9s execs  %6s exec/s  cov %s  corpus %s files\n' "$profile" "$execs" "$rate" \
-    "$cov" "$(ls "$tmp/speed-$profile" | wc -l)"
+  for entropic in 0 1; do
+    out=$tmp/speed-$profile-$entropic
+    mkdir -p "$out"
+    PRODSIM_FUZZ_PROFILE=$profile PRODSIM_FUZZ_IGNORE=$all_checks \
+      "$fuzzer" -seed=1 -entropic="$entropic" -max_total_time="$seconds" -dict="$dict" "$out" \
+      > "$out.log" 2>&1 || true
+    line=$(grep -E '^#[0-9]+' "$out.log" | tail -1)
+    execs=$(sed -E 's/^#([0-9]+).*/\1/' <<< "$line")
+    rate=$(sed -nE 's/.*exec\/s: ([0-9]+).*/\1/p' <<< "$line")
+    cov=$(sed -nE 's/.*cov: ([0-9]+).*/\1/p' <<< "$line")
+    printf '  %-14s entropic=%s %9s execs  %6s exec/s  cov %s  corpus %s files\n' "$profile" \
+      "$entropic" "$execs" "$rate" "$cov" "$(ls "$out" | wc -l)"
+  done
 done
 
 echo "2. empty corpus -> first #2803-kind failure, sarama-1.42.1, report config, ${runs} seeds"
@@ -42,14 +46,14 @@ for seed in $(seq 1 "$runs"); do
   mkdir -p "$dir"
   start=$(date +%s.%N)
   PRODSIM_FUZZ_CHECKS=no-producer-assertion,no-broker-sequence-error \
-    "$fuzzer" -seed="$seed" -max_total_time=600 -dict="$dict" -artifact_prefix="$dir/" "$dir" \
+    "$fuzzer" -seed="$seed" -entropic=0 -max_total_time=300 -dict="$dict" -artifact_prefix="$dir/" "$dir" \
     > "$dir.log" 2>&1 && found=no || found=yes
   end=$(date +%s.%N)
   t=$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')
   what=$(grep -m1 '^==prodsim== ' "$dir.log" | sed 's/^==prodsim== //' || true)
   execs=$(grep -E '^#[0-9]+' "$dir.log" | tail -1 | sed -E 's/^#([0-9]+).*/\1/' || true)
   printf '  seed %2d: %7.2f s  %8s execs  %s\n' "$seed" "$t" "${execs:-?}" \
-    "$([[ $found == yes ]] && echo "$what" || echo 'not found in 600 s')"
+    "$([[ $found == yes ]] && echo "$what" || echo 'not found in 300 s')"
   times+=("$t")
 done
 sorted=$(printf '%s\n' "${times[@]}" | sort -g)
