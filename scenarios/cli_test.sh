@@ -56,6 +56,15 @@ mkdir "$dir/ok"
   diff <(grep -v '^description' "$dir/ok/decoded.toml") <(grep -v '^description' "$dir/ok/again.toml") &&
   echo "ok: decode -> run --check-expect -> encode -> decode gives the same scenario" ||
   { echo "FAIL: decode/encode round trip"; fail=1; }
+# A real crash file of scenario_fuzzer (fuzz/testdata/): decoded, it fails
+# with #2803's assertion; shrunk, it still does.
+crash=$src/../fuzz/testdata/scenario_fuzzer-crash-2803
+"$prodsim" decode "$crash" -o "$dir/ok/crash.toml" | grep -q 'producer-assertion' &&
+  "$prodsim" shrink "$dir/ok/crash.toml" -o "$dir/ok/crash-min.toml" >/dev/null &&
+  "$prodsim" run --check-expect "$dir/ok/crash-min.toml" >/dev/null &&
+  grep -q '^verdict = "producer-assertion"' "$dir/ok/crash-min.toml" &&
+  echo "ok: the committed crash file decodes to #2803's assertion and shrinks" ||
+  { echo "FAIL: decode and shrink of $crash"; fail=1; }
 for f in "$dir"/*.toml; do
   lines=$("$prodsim" run "$f" 2>&1 >/dev/null | grep -c .)
   [[ $lines -eq 1 ]] || { echo "FAIL: $f gave $lines error lines, want 1"; fail=1; }

@@ -11,7 +11,9 @@
 # 3. all replayed: the same digest with and without trace recording;
 # 4. both producer profiles: each file's [expect] for its own profile and
 #    [expect.profiles] for the other (the #2803 reproducers pass on
-#    sarama-main).
+#    sarama-main);
+# 5. a scenario_fuzzer crash file (8 bytes, found from an empty corpus in
+#    seconds) decoded into a scenario file, and shrunk.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
@@ -29,3 +31,10 @@ $prodsim determinism scenarios/known/*.toml
 echo
 echo "== 4. both profiles, as ctest checks them"
 $prodsim run --check-expect scenarios/known/*.toml | grep -E '^scenarios|^  on |expect does not hold'
+echo
+echo "== 5. a fuzzer's crash file becomes a scenario file (prodsim decode), then a small one (shrink)"
+out=$(mktemp -d)
+$prodsim decode fuzz/testdata/scenario_fuzzer-crash-2803 -o "$out/finding.toml"
+$prodsim shrink "$out/finding.toml" -o "$out/min.toml" | tail -n 3
+$prodsim run "$out/min.toml" | head -n 2
+rm -rf "$out"
