@@ -20,7 +20,7 @@
 #include "scenarios/decode.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
-#include "scenarios/scenario_gen.h"
+#include "fuzz/scenario_gen.h"
 #include "sim/core/assert.h"
 
 namespace scenarios {

@@ -28,7 +28,7 @@
 #include "scenarios/fault_fields.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
-#include "scenarios/scenario_gen.h"
+#include "fuzz/scenario_gen.h"
 #include "sim/core/assert.h"
 
 #ifndef PRODSIM_SOURCE_DIR
