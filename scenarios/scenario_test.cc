@@ -193,7 +193,8 @@ Scenario ExpectedFullExample() {
   Scenario s;
   s.seed = 42;
   s.description = "Leader moves while an \"idempotent\" producer retries";
-  s.schedule = {.policy = "pct", .pct_depth = 4, .pct_steps = 500000, .preempt_per_mille = 250};
+  s.schedule = {.policy = "pct", .pct_depth = 4, .pct_steps = 500000, .preempt_per_mille = 250,
+                .tape = ""};
   s.producer = ExpectedFullExampleProducer();
   s.cluster.brokers = 3;
   s.cluster.min_insync_replicas = 2;
