@@ -200,14 +200,6 @@ sim::Task<void> Drain(World* w) {
   sched->After(kCloseSettle, [sched] { sched->Stop("the producer's Close returned"); });
 }
 
-sim::Task<void> CloseAt(World* w, Duration at) {
-  if (Time() + at > w->sched.now()) co_await w->sched.Sleep(Time() + at - w->sched.now());
-  if (!w->record.close_called_at) {
-    w->record.close_called_at = w->sched.now();
-    w->producer->AsyncClose();
-  }
-}
-
 constexpr int kNewProducerAttempts = 10;
 
 // The application: create the producer, write the workload, close.
@@ -235,28 +227,47 @@ sim::Task<void> Application(World* w, const Scenario* s, sarama::Config conf,
   w->producer = std::move(*p);
   w->sched.Go("app.drain", Drain(w));
   const WorkloadSpec& wl = s->workload;
-  if (wl.close_at) w->sched.Go("app.close-at", CloseAt(w, *wl.close_at));
   std::vector<std::string> topics = wl.topics;
   if (topics.empty()) {
     for (const TopicSpec& t : s->cluster.topics) topics.push_back(t.name);
   }
+  // With close_at, the application stops producing at that time and calls
+  // AsyncClose itself, from this task: Sarama forbids sending on Input()
+  // after AsyncClose (the shutdown closes the channel; a send then panics),
+  // so a real application stops its producing goroutine first. A send
+  // still blocked at close_at is given up (it never reached the producer).
+  const std::optional<Time> close_at =
+      wl.close_at ? std::optional<Time>(Time() + *wl.close_at) : std::nullopt;
+  sim::ChanPtr<Time> close_timer;
+  if (close_at) close_timer = sim::After(w->sched, std::max(*close_at - w->sched.now(), Duration()));
   for (int32_t i = 0; i < wl.messages; ++i) {
-    if (i > 0 && i % wl.burst == 0 && wl.interval.nanos() > 0) co_await w->sched.Sleep(wl.interval);
-    if (w->record.close_called_at) break;  // closed early: the rest is never written
+    if (i > 0 && i % wl.burst == 0 && wl.interval.nanos() > 0) {
+      Duration nap = wl.interval;
+      if (close_at) nap = std::min(nap, std::max(*close_at - w->sched.now(), Duration()));
+      co_await w->sched.Sleep(nap);
+    }
+    if (close_at && w->sched.now() >= *close_at) break;
     auto msg = std::make_shared<sarama::ProducerMessage>();
     msg->topic = topics[static_cast<size_t>(i) % topics.size()];
     msg->key = absl::StrCat("key-", i % wl.keys);
     msg->value_bytes = wl.value_bytes;
     msg->id = static_cast<uint64_t>(i) + 1;
     w->record.produced.push_back({msg->id, msg->topic, *msg->key, w->sched.now()});
-    co_await w->producer->Input()->Send(msg);
+    if (!close_at) {
+      co_await w->producer->Input()->Send(msg);
+      continue;
+    }
+    std::optional<Time> fired;
+    const int which = co_await sim::Select(w->sched, sim::SendCase(w->producer->Input(), &msg),
+                                           sim::RecvCase(close_timer, &fired));
+    if (which == 1) {
+      w->record.produced.pop_back();  // never handed to the producer
+      break;
+    }
   }
-  // With close_at set, the close-at task closes (even after the last
-  // message); without it, the application closes once it has written all.
-  if (!s->workload.close_at && !w->record.close_called_at) {
-    w->record.close_called_at = w->sched.now();
-    w->producer->AsyncClose();
-  }
+  if (close_at && w->sched.now() < *close_at) co_await w->sched.Sleep(*close_at - w->sched.now());
+  w->record.close_called_at = w->sched.now();
+  w->producer->AsyncClose();
 }
 
 Verdict Decide(const RunOutput& out, std::string* failing) {
