@@ -342,6 +342,21 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   w->record.required_acks = conf->producer.required_acks;
   w->record.faults_healed_at = healed == Time::Max() ? Time::Max() : healed;
   w->record.liveness_grace = s.limits.liveness_grace;
+  // A count-based fault (drop_responses, inject_error) lasts until its count
+  // is used, possibly long after it was applied; the world is fault-free
+  // only after its last use, so the liveness grace, and the run's time
+  // bound, start from there.
+  if (healed != Time::Max()) {
+    World* world = w.get();
+    const Duration grace = s.limits.liveness_grace;
+    const Time cap = Time() + s.limits.time;
+    w->cluster.set_count_fault_hook([world, grace, cap] {
+      const Time now = world->sched.now();
+      if (now <= world->record.faults_healed_at) return;
+      world->record.faults_healed_at = now;
+      world->sched.set_time_limit(std::min(cap, now + grace));
+    });
+  }
   schedule.Start(fault_models::World{&w->sched, &w->network, &w->cluster, w->client});
   w->sched.Go("app", Application(w.get(), &s, *conf, *profile));
   w->record.run = w->sched.Run();

@@ -214,6 +214,10 @@ class Scheduler {
   // tasks and do non-blocking channel operations, never block.
   using TimerId = uint64_t;
   TimerId At(Time when, absl::AnyInvocable<void()> fn);
+  // Moves the run's time bound (SchedulerOptions::time_limit), e.g. when
+  // the harness learns that a fault lasted longer than planned.
+  void set_time_limit(Time t) { options_.time_limit = t; }
+
   TimerId After(Duration d, absl::AnyInvocable<void()> fn) {
     return At(now_ + d, std::move(fn));
   }

@@ -553,6 +553,7 @@ sim::Task<void> Cluster::Serve(Broker* b, net::Endpoint ep, uint64_t incarnation
     if (out == nullptr) continue;  // acks=0
     if (b->drop_responses_ > 0) {
       --b->drop_responses_;
+      if (count_fault_hook_) count_fault_hook_();
       for (ResponseEvent& r : history_->responses) {
         if (r.broker == b->id_ && r.correlation_id == m->correlation_id &&
             r.at == sched_.now()) {
@@ -600,6 +601,7 @@ std::optional<ErrorCode> Cluster::TakeInjected(Broker* b, ApiKey api, const Topi
     if (it->tp.has_value() && (tp == nullptr || *it->tp != *tp)) continue;
     const ErrorCode e = it->error;
     if (--it->remaining == 0) b->injected_.erase(it);
+    if (count_fault_hook_) count_fault_hook_();
     return e;
   }
   return std::nullopt;

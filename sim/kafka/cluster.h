@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "absl/container/btree_map.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "sim/core/buggify.h"
 #include "sim/core/prng.h"
@@ -203,6 +204,13 @@ class Cluster {
                    int32_t count);
   // Processes the next `count` requests on `b` fully, then sends no response.
   void DropResponses(BrokerId b, int32_t count);
+  // Called each time a count-based fault (InjectError, DropResponses) takes
+  // effect. Such a fault lasts until its count is used, which may be long
+  // after it was applied (a lost response to a request retried every 30 s),
+  // so the world is fault-free only after its last use.
+  void set_count_fault_hook(absl::AnyInvocable<void()> hook) {
+    count_fault_hook_ = std::move(hook);
+  }
   // Adds `extra` to the processing of every request on `b` until `until`.
   void DelayProcessing(BrokerId b, Duration extra, Time until);
   // Broker `b` stops fetching as a follower until `until` (a stalled
@@ -251,6 +259,7 @@ class Cluster {
   net::Network& network_;
   ClusterConfig config_;
   History* history_;
+  absl::AnyInvocable<void()> count_fault_hook_;
   sim::Prng prng_;
   sim::Buggify* buggify_ = nullptr;
   std::vector<std::unique_ptr<Broker>> brokers_;
