@@ -31,6 +31,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -65,13 +67,6 @@ constexpr size_t kMaxSuggestKeyBytes = 64;
 constexpr int64_t kMaxSteps = 10'000'000'000;
 constexpr size_t kMaxTapeBytes = size_t{1} << 20;
 
-// The value of a hex digit, or -1.
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 constexpr int64_t kMaxCount = 1'000'000;
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 
@@ -944,19 +939,15 @@ void ReadTape(TableReader& r, ScheduleSpec* s) {
                  "write two hex digits per byte, e.g. \"00ff1a\"");
     return;
   }
-  std::string bytes;
-  bytes.reserve(hex.size() / 2);
-  for (size_t i = 0; i < hex.size(); i += 2) {
-    const int hi = HexDigit(hex[i]);
-    const int lo = HexDigit(hex[i + 1]);
-    if (hi < 0 || lo < 0) {
-      r.diag().Add(pos, absl::StrCat("schedule.tape has a character that is not a hex digit at offset ",
-                                     hi < 0 ? i : i + 1),
-                   "use only 0-9 and a-f");
-      return;
-    }
-    bytes.push_back(static_cast<char>(hi * 16 + lo));
+  const auto bad = std::find_if_not(hex.begin(), hex.end(),
+                                    [](char c) { return absl::ascii_isxdigit(static_cast<unsigned char>(c)); });
+  if (bad != hex.end()) {
+    r.diag().Add(pos, absl::StrCat("schedule.tape has a character that is not a hex digit at offset ",
+                                   bad - hex.begin()),
+                 "use only 0-9 and a-f");
+    return;
   }
+  std::string bytes = absl::HexStringToBytes(hex);
   if (!bytes.empty() && s->policy != "random") {
     r.diag().Add(pos, absl::StrCat("schedule.tape is only read by policy \"random\", not \"",
                                    s->policy, "\""),
@@ -1760,13 +1751,8 @@ std::string PrintScenario(const Scenario& s) {
       Q(sc.policy), "\npct_depth = ", sc.pct_depth, "\npct_steps = ", sc.pct_steps,
       "\npreempt_per_mille = ", sc.preempt_per_mille, "\n");
   if (!sc.tape.empty()) {
-    out += "# The random policy's first decisions, a byte each (hex).\ntape = \"";
-    for (const char c : sc.tape) {
-      const auto b = static_cast<uint8_t>(c);
-      out.push_back("0123456789abcdef"[b >> 4]);
-      out.push_back("0123456789abcdef"[b & 15]);
-    }
-    out += "\"\n";
+    absl::StrAppend(&out, "# The random policy's first decisions, a byte each (hex).\ntape = \"",
+                    absl::BytesToHexString(sc.tape), "\"\n");
   }
   PrintProducer(s.producer, &out);
   PrintCluster(s.cluster, &out);
