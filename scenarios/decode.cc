@@ -155,20 +155,9 @@ void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scen
   std::vector<FaultSpec> faults;
   const Duration heal_by = internal::HealBy(w, kExploreHealBy);
   for (int32_t i = 0; i < count; ++i) {
-    FaultSpec f;
-    if (io.encoding()) {
-      const FaultSpec& g = s->faults[static_cast<size_t>(i)];
-      f.kind = g.kind;
-      f.at = g.at;
-      f.duration = g.duration;
-      f.broker = g.broker;
-      f.direction = g.direction;
-      f.topic = g.topic;
-      f.partition = g.partition;
-      f.error = g.error;
-      f.count = g.count;
-      f.extra = g.extra;
-    }
+    // Encoding starts from the fault to write (fields the codec does not
+    // carry are written by no one); decoding from a default fault.
+    FaultSpec f = io.encoding() ? s->faults[static_cast<size_t>(i)] : FaultSpec{};
     io.Choice(&f.kind, kFaultKinds);
     internal::FaultFields(io, c, heal_by, &f);
     faults.push_back(std::move(f));
