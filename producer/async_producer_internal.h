@@ -201,6 +201,9 @@ class BrokerProducer {
                                     std::shared_ptr<const kafka::ProduceResponse> response);
   sim::Task<void> HandleErrorMain(std::shared_ptr<ProduceSet> sent, Error err);
   sim::Task<std::shared_ptr<ProduceSet>> TakeUnmutedPartitions();
+  // The select shutdown and waitForSpace share in sarama main: send the
+  // flushing batch, or handle a response first. True if the batch went.
+  sim::Task<bool> SendFlushingOrHandleResponse();
 
   sim::Task<void> Shutdown();
   Error NeedsRetry(const ProducerMessage& msg) const;

@@ -304,21 +304,28 @@ sim::Task<sim::ChanPtr<bool>> BrokerProducer::TryBuildFlushingBatch() {
   co_return nullptr;
 }
 
+// sarama main (282cd488) async_producer.go: the select of
+// brokerProducer.shutdown and brokerProducer.waitForSpace over
+// `bp.output <- bp.flushingBatch` and `<-bp.responses`.
+sim::Task<bool> BrokerProducer::SendFlushingOrHandleResponse() {
+  PRODSIM_ASSERT(flushing_batch_ != nullptr);
+  std::optional<BrokerProducerResponse> response;
+  std::shared_ptr<ProduceSet> flushing = flushing_batch_;
+  const int which = co_await sim::Select(parent_->sched(), sim::RecvCase(responses, &response),
+                                         sim::SendCase(output, &flushing));
+  if (which == 1) {
+    flushing_batch_ = nullptr;
+    co_return true;
+  }
+  PRODSIM_ASSERT_MSG(response.has_value(), "responses closed while the run loop is alive");
+  co_await HandleResponse(std::move(*response));
+  co_return false;
+}
+
 // sarama main (282cd488) async_producer.go: brokerProducer.shutdown
 sim::Task<void> BrokerProducer::ShutdownMain() {
   // The batch that is ready goes first.
-  while (flushing_batch_ != nullptr) {
-    std::optional<BrokerProducerResponse> response;
-    std::shared_ptr<ProduceSet> flushing = flushing_batch_;
-    const int which = co_await sim::Select(parent_->sched(), sim::RecvCase(responses, &response),
-                                           sim::SendCase(output, &flushing));
-    if (which == 0) {
-      PRODSIM_ASSERT_MSG(response.has_value(), "responses closed while the run loop is alive");
-      co_await HandleResponse(std::move(*response));
-    } else {
-      flushing_batch_ = nullptr;
-    }
-  }
+  while (flushing_batch_ != nullptr) co_await SendFlushingOrHandleResponse();
   // Then what is still accumulating, as its partitions can be muted.
   while (!buffer_->Empty() || flushing_batch_ != nullptr) {
     sim::ChanPtr<bool> unmute_signal;
@@ -348,16 +355,8 @@ sim::Task<Error> BrokerProducer::WaitForSpaceMain(MessagePtr msg, bool force_rol
   for (;;) {
     if (!buffer_->WouldOverflow(*msg) && !force_rollover) co_return kNoError;
     if (flushing_batch_ != nullptr) {
-      std::optional<BrokerProducerResponse> response;
-      std::shared_ptr<ProduceSet> flushing = flushing_batch_;
-      const int which = co_await sim::Select(parent_->sched(), sim::RecvCase(responses, &response),
-                                             sim::SendCase(output, &flushing));
-      if (which == 1) {
-        flushing_batch_ = nullptr;
-        continue;
-      }
-      PRODSIM_ASSERT_MSG(response.has_value(), "responses closed while the run loop is alive");
-      co_await HandleResponse(std::move(*response));
+      const bool sent = co_await SendFlushingOrHandleResponse();
+      if (sent) continue;
       if (Error reason = NeedsRetry(*msg)) co_return reason;
       continue;
     }
