@@ -723,14 +723,17 @@ sim::Task<void> BrokerProducer::Run(BrokerProducerPtr bp) {
   }
   StatePtr p = bp->parent_;
   sim::Chan<std::shared_ptr<ProduceSet>>* output = nullptr;
-  sim::Chan<sim::Time>* timer_chan = nullptr;
+  // Go's timerChan: it keeps naming the flush timer's channel after
+  // rollOver stopped the timer (until output fires or a new timer is made),
+  // so the run loop holds the channel itself.
+  sim::ChanPtr<sim::Time> timer_chan;
   for (;;) {
     std::optional<MessagePtr> msg;
     std::optional<sim::Time> tick;
     std::shared_ptr<ProduceSet> flushing = bp->buffer_;
     std::optional<BrokerProducerResponse> response;
     const int which = co_await sim::Select(
-        p->sched(), sim::RecvCase(bp->input, &msg), sim::RecvCase(timer_chan, &tick),
+        p->sched(), sim::RecvCase(bp->input, &msg), sim::RecvCase(timer_chan.get(), &tick),
         sim::SendCase(output, &flushing), sim::RecvCase(bp->responses, &response));
     switch (which) {
       case 0:
@@ -745,7 +748,7 @@ sim::Task<void> BrokerProducer::Run(BrokerProducerPtr bp) {
         break;
       case 2:
         co_await bp->RollOver();
-        timer_chan = nullptr;
+        timer_chan.reset();
         break;
       case 3:
         if (response.has_value()) co_await bp->HandleResponse(std::move(*response));
@@ -756,7 +759,7 @@ sim::Task<void> BrokerProducer::Run(BrokerProducerPtr bp) {
 }
 
 // The input case of brokerProducer.run.
-sim::Task<void> BrokerProducer::HandleMessage(MessagePtr msg, sim::Chan<sim::Time>** timer_chan) {
+sim::Task<void> BrokerProducer::HandleMessage(MessagePtr msg, sim::ChanPtr<sim::Time>* timer_chan) {
   StatePtr p = parent_;
   const std::pair<std::string, int32_t> key{msg->topic, msg->partition};
   if (msg->flags & kSyn) {
@@ -801,7 +804,7 @@ sim::Task<void> BrokerProducer::HandleMessage(MessagePtr msg, sim::Chan<sim::Tim
   if (p->conf.producer.flush.frequency.nanos() > 0 && timer_ == nullptr) {
     timer_ = std::make_unique<sim::Timer>(p->sched(), "bp.flush-timer",
                                           p->conf.producer.flush.frequency);
-    *timer_chan = timer_->C();
+    *timer_chan = timer_->SharedC();
   }
 }
 

@@ -218,7 +218,7 @@ class BrokerProducer {
   sim::Task<std::vector<std::string>> ReturnResolved(
       std::shared_ptr<ProduceSet> sent, std::shared_ptr<const kafka::ProduceResponse> response);
   sim::Task<void> HandleError(std::shared_ptr<ProduceSet> sent, Error err);
-  sim::Task<void> HandleMessage(MessagePtr msg, sim::Chan<sim::Time>** timer_chan);
+  sim::Task<void> HandleMessage(MessagePtr msg, sim::ChanPtr<sim::Time>* timer_chan);
 
   StatePtr parent_;
   // Go v1.42.1: buffer; main: accumulatingBatch.

@@ -206,7 +206,7 @@ sim::Task<void> PartitionMuter::Close() {
 sim::Task<void> BrokerProducer::RunMain(BrokerProducerPtr bp) {
   StatePtr p = bp->parent_;
   PRODSIM_ASSERT(p->muter != nullptr);
-  sim::Chan<sim::Time>* unused_timer_chan = nullptr;  // main derives it from timer_
+  sim::ChanPtr<sim::Time> unused_timer_chan;  // main derives it from timer_
   for (;;) {
     sim::ChanPtr<bool> unmute_signal;
     if (bp->flushing_batch_ == nullptr && (bp->timer_fired_ || bp->buffer_->ReadyToFlush())) {

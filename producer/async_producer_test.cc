@@ -1319,6 +1319,45 @@ TEST_P(SaramaAsyncProducerTest, TestBrokerProducerShutdown) {
   w.Run(BrokerProducerShutdownBody(&w));
 }
 
+// Not a port of a Sarama test: a regression for the model. With
+// Flush.Frequency, a response that empties the buffer while its flush timer
+// is armed (here: NOT_LEADER_OR_FOLLOWER for the first batch, whose
+// partition also holds the buffered second message) rolls the buffer over
+// and stops the timer, while brokerProducer.run's timerChan still names the
+// stopped timer's channel. In Go that channel stays alive (it never fires,
+// or holds one stale tick); the model used to free it with the timer, and
+// the next select read freed memory (a crash under ASan).
+Task<void> FlushTimerOutlivesRollOverBody(World* w) {
+  auto seed = std::make_unique<MockBroker>(w->sched, w->network, 1);
+  auto leader = std::make_unique<MockBroker>(w->sched, w->network, 2);
+  seed->Returns(MetadataLeader(*leader));
+  Config config = NewTestConfig();
+  config.producer.flush.frequency = Duration::Millis(10);
+  config.producer.return_.successes = true;
+  AsyncProducer* p = co_await NewProducer(w, seed->node(), config);
+  if (p == nullptr) co_return;
+  CloseBroker(seed.get());
+  // 6 ms each way: the first batch (flushed at about 12 ms) is answered at
+  // about 26 ms, before the second message's timer (armed at about 20 ms)
+  // fires.
+  w->network.SetDefaultLatency(net::LatencyModel::Constant(Duration::Millis(6)));
+  leader->Returns(ProduceResponse(0, ErrorCode::NOT_LEADER_OR_FOLLOWER));
+  leader->Returns(MetadataLeader(*leader));
+  leader->Returns(ProduceResponse(0, ErrorCode::NONE));
+  co_await p->Input()->Send(NewMessage("my_topic", kTestMessageBytes));
+  co_await w->sched.Sleep(Duration::Millis(18));
+  co_await p->Input()->Send(NewMessage("my_topic", kTestMessageBytes));
+  co_await ExpectResults(w, p, 2, 0, __LINE__);
+  CloseBroker(leader.get());
+  co_await CloseProducer(w, p, __LINE__);
+}
+
+TEST_P(SaramaAsyncProducerTest, ModelFlushTimerOutlivesRollOver) {
+  WithoutPr3693();
+  World w;
+  w.Run(FlushTimerOutlivesRollOverBody(&w));
+}
+
 std::string ProfileTestName(const ::testing::TestParamInfo<Profile>& info) {
   std::string name(ProfileName(info.param));
   for (char& c : name) {

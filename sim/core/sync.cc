@@ -106,7 +106,7 @@ void Cond::Broadcast() {
 
 Timer::Timer(Scheduler& s, std::string name, Duration d)
     : sched_(&s), state_(std::make_shared<State>()) {
-  state_->c = std::make_unique<Chan<Time>>(s, std::move(name), 1);
+  state_->c = MakeChan<Time>(s, std::move(name), 1);
   Arm(d);
 }
 

@@ -204,6 +204,10 @@ class Timer {
   Timer& operator=(const Timer&) = delete;
 
   Chan<Time>* C() { return state_->c.get(); }
+  // The channel, kept alive by the caller as long as it holds it: Go's
+  // timer.C outlives the Timer that a select may still name (a stopped
+  // timer's channel never fires again, or holds one stale tick).
+  ChanPtr<Time> SharedC() const { return state_->c; }
   // Returns true if the call stopped a pending timer.
   bool Stop();
   // Re-arms for d from now; returns true if the timer had been pending.
@@ -211,7 +215,7 @@ class Timer {
 
  private:
   struct State {
-    std::unique_ptr<Chan<Time>> c;
+    ChanPtr<Time> c;
     uint64_t generation = 0;
     bool pending = false;
   };
