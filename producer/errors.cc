@@ -16,6 +16,8 @@ namespace {
 std::string KafkaErrorText(kafka::ErrorCode code) {
   using kafka::ErrorCode;
   switch (code) {
+    case ErrorCode::UNKNOWN_SERVER_ERROR:
+      return "kafka server: Unexpected (unknown?) server error";
     case ErrorCode::NONE:
       return "kafka server: Not an error, why are you printing me?";
     case ErrorCode::OFFSET_OUT_OF_RANGE:
@@ -59,6 +61,11 @@ std::string KafkaErrorText(kafka::ErrorCode code) {
       return "kafka server: The broker received a duplicate sequence number";
     case ErrorCode::INVALID_PRODUCER_EPOCH:
       return "kafka server: Producer attempted an operation with an old epoch";
+    case ErrorCode::KAFKA_STORAGE_ERROR:
+      return "kafka server: Disk error when trying to access log file on the disk";
+    case ErrorCode::LISTENER_NOT_FOUND:
+      return "kafka server: There is no listener on the leader broker that matches the "
+             "listener on which metadata request was processed";
     case ErrorCode::UNKNOWN_PRODUCER_ID:
       return "kafka server: The broker could not locate the producer metadata associated "
              "with the Producer ID";

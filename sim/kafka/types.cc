@@ -33,101 +33,71 @@ bool InSequence(Sequence last, Sequence next_first) {
          (next_first.value == 0 && last.value == INT32_MAX);
 }
 
-std::string_view ErrorCodeName(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::NONE:
-      return "NONE";
-    case ErrorCode::OFFSET_OUT_OF_RANGE:
-      return "OFFSET_OUT_OF_RANGE";
-    case ErrorCode::CORRUPT_MESSAGE:
-      return "CORRUPT_MESSAGE";
-    case ErrorCode::UNKNOWN_TOPIC_OR_PARTITION:
-      return "UNKNOWN_TOPIC_OR_PARTITION";
-    case ErrorCode::LEADER_NOT_AVAILABLE:
-      return "LEADER_NOT_AVAILABLE";
-    case ErrorCode::NOT_LEADER_OR_FOLLOWER:
-      return "NOT_LEADER_OR_FOLLOWER";
-    case ErrorCode::REQUEST_TIMED_OUT:
-      return "REQUEST_TIMED_OUT";
-    case ErrorCode::BROKER_NOT_AVAILABLE:
-      return "BROKER_NOT_AVAILABLE";
-    case ErrorCode::REPLICA_NOT_AVAILABLE:
-      return "REPLICA_NOT_AVAILABLE";
-    case ErrorCode::MESSAGE_TOO_LARGE:
-      return "MESSAGE_TOO_LARGE";
-    case ErrorCode::NETWORK_EXCEPTION:
-      return "NETWORK_EXCEPTION";
-    case ErrorCode::NOT_ENOUGH_REPLICAS:
-      return "NOT_ENOUGH_REPLICAS";
-    case ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-      return "NOT_ENOUGH_REPLICAS_AFTER_APPEND";
-    case ErrorCode::INVALID_REQUIRED_ACKS:
-      return "INVALID_REQUIRED_ACKS";
-    case ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER:
-      return "OUT_OF_ORDER_SEQUENCE_NUMBER";
-    case ErrorCode::DUPLICATE_SEQUENCE_NUMBER:
-      return "DUPLICATE_SEQUENCE_NUMBER";
-    case ErrorCode::INVALID_PRODUCER_EPOCH:
-      return "INVALID_PRODUCER_EPOCH";
-    case ErrorCode::UNKNOWN_PRODUCER_ID:
-      return "UNKNOWN_PRODUCER_ID";
-    case ErrorCode::INVALID_RECORD:
-      return "INVALID_RECORD";
+namespace {
+
+// Every code the model names, with Kafka's constant name (Errors.java).
+struct NamedCode {
+  ErrorCode code;
+  std::string_view name;
+  bool retriable;  // Errors.java: the exception extends RetriableException
+};
+// Retriable in Kafka 2.6.3: CorruptRecordException, TimeoutException,
+// NotEnoughReplicas(AfterAppend)Exception, KafkaStorageException, and the
+// InvalidMetadataException family (unknown topic, leader not available, not
+// leader, replica not available, listener not found, NetworkException).
+// UnknownProducerIdException extends OutOfOrderSequenceException, which is
+// not retriable.
+constexpr NamedCode kNamedCodes[] = {
+    {ErrorCode::UNKNOWN_SERVER_ERROR, "UNKNOWN_SERVER_ERROR", false},
+    {ErrorCode::NONE, "NONE", false},
+    {ErrorCode::OFFSET_OUT_OF_RANGE, "OFFSET_OUT_OF_RANGE", false},
+    {ErrorCode::CORRUPT_MESSAGE, "CORRUPT_MESSAGE", true},
+    {ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, "UNKNOWN_TOPIC_OR_PARTITION", true},
+    {ErrorCode::LEADER_NOT_AVAILABLE, "LEADER_NOT_AVAILABLE", true},
+    {ErrorCode::NOT_LEADER_OR_FOLLOWER, "NOT_LEADER_OR_FOLLOWER", true},
+    {ErrorCode::REQUEST_TIMED_OUT, "REQUEST_TIMED_OUT", true},
+    {ErrorCode::BROKER_NOT_AVAILABLE, "BROKER_NOT_AVAILABLE", false},
+    {ErrorCode::REPLICA_NOT_AVAILABLE, "REPLICA_NOT_AVAILABLE", true},
+    {ErrorCode::MESSAGE_TOO_LARGE, "MESSAGE_TOO_LARGE", false},
+    {ErrorCode::NETWORK_EXCEPTION, "NETWORK_EXCEPTION", true},
+    {ErrorCode::NOT_ENOUGH_REPLICAS, "NOT_ENOUGH_REPLICAS", true},
+    {ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND, "NOT_ENOUGH_REPLICAS_AFTER_APPEND", true},
+    {ErrorCode::INVALID_REQUIRED_ACKS, "INVALID_REQUIRED_ACKS", false},
+    {ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER, "OUT_OF_ORDER_SEQUENCE_NUMBER", false},
+    {ErrorCode::DUPLICATE_SEQUENCE_NUMBER, "DUPLICATE_SEQUENCE_NUMBER", false},
+    {ErrorCode::INVALID_PRODUCER_EPOCH, "INVALID_PRODUCER_EPOCH", false},
+    {ErrorCode::KAFKA_STORAGE_ERROR, "KAFKA_STORAGE_ERROR", true},
+    {ErrorCode::UNKNOWN_PRODUCER_ID, "UNKNOWN_PRODUCER_ID", false},
+    {ErrorCode::LISTENER_NOT_FOUND, "LISTENER_NOT_FOUND", true},
+    {ErrorCode::INVALID_RECORD, "INVALID_RECORD", false},
+};
+
+const NamedCode* Find(ErrorCode code) {
+  for (const NamedCode& n : kNamedCodes) {
+    if (n.code == code) return &n;
   }
-  // Only a cast from an integer can get here; no such cast exists in prodsim.
-  PRODSIM_ASSERT_MSG(false, "ErrorCode value outside the enum");
-  return {};
+  return nullptr;
 }
 
+}  // namespace
+
+std::string ErrorCodeName(ErrorCode code) {
+  if (const NamedCode* n = Find(code)) return std::string(n->name);
+  return absl::StrCat("UNKNOWN_CODE(", static_cast<int>(code), ")");
+}
+
+bool IsNamedErrorCode(ErrorCode code) { return Find(code) != nullptr; }
+
 std::optional<ErrorCode> ErrorCodeFromName(std::string_view name) {
-  // Every enumerator, once: ErrorCodeName's switch is the list of names.
-  static constexpr ErrorCode kAll[] = {
-      ErrorCode::NONE, ErrorCode::OFFSET_OUT_OF_RANGE, ErrorCode::CORRUPT_MESSAGE,
-      ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, ErrorCode::LEADER_NOT_AVAILABLE,
-      ErrorCode::NOT_LEADER_OR_FOLLOWER, ErrorCode::REQUEST_TIMED_OUT,
-      ErrorCode::BROKER_NOT_AVAILABLE, ErrorCode::REPLICA_NOT_AVAILABLE,
-      ErrorCode::MESSAGE_TOO_LARGE, ErrorCode::NETWORK_EXCEPTION, ErrorCode::NOT_ENOUGH_REPLICAS,
-      ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode::INVALID_REQUIRED_ACKS,
-      ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER, ErrorCode::DUPLICATE_SEQUENCE_NUMBER,
-      ErrorCode::INVALID_PRODUCER_EPOCH, ErrorCode::UNKNOWN_PRODUCER_ID, ErrorCode::INVALID_RECORD};
-  for (ErrorCode e : kAll) {
-    if (ErrorCodeName(e) == name) return e;
+  for (const NamedCode& n : kNamedCodes) {
+    if (n.name == name) return n.code;
   }
   return std::nullopt;
 }
 
 bool IsRetriable(ErrorCode code) {
-  switch (code) {
-    // Subclasses of RetriableException in Kafka 2.6.3: CorruptRecordException,
-    // TimeoutException, NotEnoughReplicas(AfterAppend)Exception, and the
-    // InvalidMetadataException family (unknown topic, leader not available,
-    // not leader, replica not available, NetworkException).
-    case ErrorCode::CORRUPT_MESSAGE:
-    case ErrorCode::UNKNOWN_TOPIC_OR_PARTITION:
-    case ErrorCode::LEADER_NOT_AVAILABLE:
-    case ErrorCode::NOT_LEADER_OR_FOLLOWER:
-    case ErrorCode::REQUEST_TIMED_OUT:
-    case ErrorCode::REPLICA_NOT_AVAILABLE:
-    case ErrorCode::NETWORK_EXCEPTION:
-    case ErrorCode::NOT_ENOUGH_REPLICAS:
-    case ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-      return true;
-    // Plain ApiExceptions (or no error at all). UnknownProducerIdException
-    // extends OutOfOrderSequenceException, which is not retriable either.
-    case ErrorCode::NONE:
-    case ErrorCode::OFFSET_OUT_OF_RANGE:
-    case ErrorCode::BROKER_NOT_AVAILABLE:
-    case ErrorCode::MESSAGE_TOO_LARGE:
-    case ErrorCode::INVALID_REQUIRED_ACKS:
-    case ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER:
-    case ErrorCode::DUPLICATE_SEQUENCE_NUMBER:
-    case ErrorCode::INVALID_PRODUCER_EPOCH:
-    case ErrorCode::UNKNOWN_PRODUCER_ID:
-    case ErrorCode::INVALID_RECORD:
-      return false;
-  }
-  PRODSIM_ASSERT_MSG(false, "ErrorCode value outside the enum");
-  return false;
+  const NamedCode* n = Find(code);
+  return n != nullptr && n->retriable;
 }
 
 std::ostream& operator<<(std::ostream& os, ErrorCode code) {

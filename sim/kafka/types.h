@@ -75,11 +75,15 @@ Sequence LastSequence(Sequence first, int32_t record_count);
 // (ProducerAppendInfo.inSequence).
 bool InSequence(Sequence last, Sequence next_first);
 
-// The Kafka protocol error codes the model produces or reacts to, with
-// Kafka's names and numbers. The enumerators keep Kafka's spelling on
-// purpose (STYLE.md), so naming lint is silenced here.
+// Kafka protocol error codes, with Kafka's names and numbers. The enum is
+// open: any int16 is a value (a response from outside the model, such as a
+// real broker's in wire mode, may carry a code the model does not name), and
+// every function below takes one. The enumerators are the codes the model
+// produces or reacts to; they keep Kafka's spelling on purpose (STYLE.md), so
+// naming lint is silenced here.
 // NOLINTBEGIN(readability-identifier-naming)
 enum class ErrorCode : int16_t {
+  UNKNOWN_SERVER_ERROR = -1,
   NONE = 0,
   OFFSET_OUT_OF_RANGE = 1,
   CORRUPT_MESSAGE = 2,
@@ -97,13 +101,18 @@ enum class ErrorCode : int16_t {
   OUT_OF_ORDER_SEQUENCE_NUMBER = 45,
   DUPLICATE_SEQUENCE_NUMBER = 46,
   INVALID_PRODUCER_EPOCH = 47,
+  KAFKA_STORAGE_ERROR = 56,
   UNKNOWN_PRODUCER_ID = 59,
+  LISTENER_NOT_FOUND = 72,
   INVALID_RECORD = 87,
 };
 // NOLINTEND(readability-identifier-naming)
 
-// Kafka's constant name, e.g. "NOT_LEADER_OR_FOLLOWER".
-std::string_view ErrorCodeName(ErrorCode code);
+// Kafka's constant name, e.g. "NOT_LEADER_OR_FOLLOWER"; for a code the model
+// does not name, "UNKNOWN_CODE(n)".
+std::string ErrorCodeName(ErrorCode code);
+// Whether the model names `code` (ErrorCodeName gives Kafka's name).
+bool IsNamedErrorCode(ErrorCode code);
 
 // The inverse of ErrorCodeName: the code named `name`, or nullopt.
 std::optional<ErrorCode> ErrorCodeFromName(std::string_view name);
@@ -111,7 +120,8 @@ std::optional<ErrorCode> ErrorCodeFromName(std::string_view name);
 // Kafka's retriable flag (Errors.java: the exception class of the code
 // extends RetriableException), as of 2.6.3. Note that BROKER_NOT_AVAILABLE
 // and MESSAGE_TOO_LARGE are not retriable there, while CORRUPT_MESSAGE and
-// NETWORK_EXCEPTION are.
+// NETWORK_EXCEPTION are. A code the model does not name is not retriable
+// (Kafka's Errors.forCode maps it to UNKNOWN_SERVER_ERROR, which is not).
 bool IsRetriable(ErrorCode code);
 
 std::ostream& operator<<(std::ostream& os, ErrorCode code);
