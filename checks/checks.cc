@@ -389,6 +389,10 @@ class PerPartitionOrder final : public Check {
  public:
   std::string_view name() const override { return "per-partition-order"; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
+    // sarama config.go, Net.MaxOpenRequests: "message ordering is not
+    // guaranteed if Producer.Idempotent is disabled" with more than one;
+    // Kafka's max.in.flight.requests.per.connection says the same.
+    if (!r.idempotent && r.max_open_requests > 1) return std::nullopt;
     const ProducedIndex index(r);
     Witnesses w;
     // Non-idempotent runs: the number (1-based) of the last partition in
@@ -665,7 +669,9 @@ class NoBrokerSequenceError final : public Check {
         return absl::StrCat(At(resp.at), " broker=", resp.broker.value, " ",
                             Sv(kafka::ApiKeyName(resp.api)), " response corr=", resp.correlation_id,
                             " ", resp.tp.ToString(), " ", Sv(kafka::ErrorCodeName(resp.error)),
-                            resp.dropped ? " (dropped before sending)" : "");
+                            resp.fate != kafka::ResponseFate::kSent
+                                ? absl::StrCat(" (", Sv(kafka::ResponseFateName(resp.fate)), ")")
+                                : std::string());
       });
     }
     if (w.empty()) return std::nullopt;
@@ -807,6 +813,12 @@ class Liveness final : public Check {
                        : std::string("Close was never called");
     } else {
       close_text = absl::StrCat("Close returned ", At(*r.close_returned_at));
+    }
+    if (!r.producer_started) {
+      w.Add([&] {
+        return absl::StrCat("NewAsyncProducer never succeeded (", r.new_producer_failures,
+                            " attempt(s); last: ", Sv(r.new_producer_error), ")");
+      });
     }
     if (!closed_in_time) {
       w.Add([&] { return absl::StrCat(close_text, ", deadline ", At(deadline)); });

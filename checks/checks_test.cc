@@ -317,6 +317,18 @@ TEST(PerPartitionOrder, RepeatsJudgedOnlyWhenIdempotent) {
   ExpectViolation("per-partition-order", r, "offset=1 id=2");
 }
 
+// Without idempotence and with Net.MaxOpenRequests > 1 no order is
+// promised (Sarama's documentation), so the check does not apply.
+TEST(PerPartitionOrder, NoPromiseWithManyOpenRequestsWithoutIdempotence) {
+  RunRecord r = CleanRecord();
+  r.kafka.final_logs[Tp(1)] = {Entry(0, 0, 0, {4, 2, 6})};
+  r.idempotent = false;
+  r.max_open_requests = 5;
+  EXPECT_FALSE(EvaluateCheck("per-partition-order", r).has_value());
+  r.max_open_requests = 1;
+  ExpectViolation("per-partition-order", r, "offset=1 id=2");
+}
+
 // --- acked-are-durable
 
 // Every ack of the clean record is at its offset.
@@ -426,10 +438,10 @@ TEST(NoBrokerSequenceError, OtherErrorsPass) {
 TEST(NoBrokerSequenceError, OutOfOrderFails) {
   RunRecord r = CleanRecord();
   r.kafka.responses.push_back(Response(60, 1, kafka::ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER));
-  r.kafka.responses.back().dropped = true;
+  r.kafka.responses.back().fate = kafka::ResponseFate::kMockDropped;
   ExpectViolation("no-broker-sequence-error", r,
                   "t=0.060s broker=1 Produce response corr=9 t/1 OUT_OF_ORDER_SEQUENCE_NUMBER "
-                  "(dropped before sending)");
+                  "(dropped by a mock fault)");
 }
 
 // Canary: INVALID_PRODUCER_EPOCH.
@@ -469,6 +481,23 @@ TEST(Liveness, StepLimitWithUnresolvedFails) {
   const std::optional<Violation> v = EvaluateCheck("liveness", r);
   ASSERT_TRUE(v.has_value());
   EXPECT_THAT(v->explanation, HasSubstr("step-limit"));
+}
+
+// Canary: the producer never started (NewAsyncProducer kept failing) and
+// the faults healed long ago: liveness fails, and says why.
+TEST(Liveness, ProducerThatNeverStartsFails) {
+  RunRecord r = CleanRecord();
+  r.produced.clear();
+  r.producer.acks.clear();
+  r.kafka.final_logs.clear();
+  r.producer_started = false;
+  r.new_producer_failures = 130;
+  r.new_producer_error = "kafka: client has run out of available brokers to talk to";
+  r.close_called_at.reset();
+  r.close_returned_at.reset();
+  const std::optional<Violation> v = FindCheck("liveness")->Evaluate(r);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_THAT(v->witnesses.front(), HasSubstr("NewAsyncProducer never succeeded (130 attempt(s)"));
 }
 
 // Canary: Close never returned although the faults healed long ago.

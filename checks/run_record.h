@@ -27,6 +27,9 @@ struct RunRecord {
   // Producer.RequiredAcks: -1 (all), 1 or 0. Only with -1 is an acknowledged
   // message promised to survive a leader failover.
   int16_t required_acks = -1;
+  // Net.MaxOpenRequests. Without idempotence Sarama promises the order of a
+  // partition only with 1 (its documentation of the setting).
+  int32_t max_open_requests = 1;
   std::vector<ProducedMessage> produced;
   sarama::ProducerHistory producer;  // successes and errors, in report order
   kafka::History kafka;              // appends, truncations, responses, faults, final logs
@@ -39,6 +42,12 @@ struct RunRecord {
   // How long after faults_healed_at everything must be resolved.
   sim::Duration liveness_grace = sim::Duration::Seconds(120);
   sim::RunResult run;  // outcome, detail (deadlock report), end time
+  // The application's calls of NewAsyncProducer that failed (a fault at
+  // start-up: no broker answered for metadata), and the last one's error.
+  // It keeps trying, a second apart, as a restarting service would.
+  int32_t new_producer_failures = 0;
+  std::string new_producer_error;
+  bool producer_started = true;
 };
 
 }  // namespace checks

@@ -118,23 +118,73 @@ class InjectError final : public Fault {
  public:
   explicit InjectError(FaultParams p) : p_(std::move(p)) {}
   void Apply(World& w) override {
-    w.cluster->InjectError(p_.broker, p_.api, p_.tp, p_.error, p_.count);
+    w.cluster->CauseError(p_.broker, p_.tp, p_.error, p_.count,
+                          p_.duration.value_or(kInjectErrorLastingDefault));
   }
+  bool CountBased() const override { return true; }
   std::string Describe() const override {
-    return absl::StrCat("inject ", std::string(kafka::ErrorCodeName(p_.error)), " x", p_.count,
-                        " on ", BrokerName(p_.broker));
+    return absl::StrCat("bring about ", kafka::ErrorCodeName(p_.error), " x", p_.count, " on ",
+                        BrokerName(p_.broker));
   }
 
  private:
   FaultParams p_;
 };
 
-class DropResponses final : public Fault {
+class LoseResponse final : public Fault {
  public:
-  explicit DropResponses(FaultParams p) : p_(std::move(p)) {}
-  void Apply(World& w) override { w.cluster->DropResponses(p_.broker, p_.count); }
+  explicit LoseResponse(FaultParams p) : p_(std::move(p)) {}
+  void Apply(World& w) override { w.cluster->LoseResponses(p_.broker, p_.api, p_.count); }
+  bool CountBased() const override { return true; }
   std::string Describe() const override {
-    return absl::StrCat("drop ", p_.count, " responses of ", BrokerName(p_.broker));
+    return absl::StrCat("lose ", p_.count, " ", std::string(kafka::ApiKeyName(p_.api)), " response(s) of ",
+                        BrokerName(p_.broker), " (the connection breaks)");
+  }
+
+ private:
+  FaultParams p_;
+};
+
+class StallResponse final : public Fault {
+ public:
+  explicit StallResponse(FaultParams p) : p_(std::move(p)) {}
+  void Apply(World& w) override {
+    w.cluster->StallResponses(p_.broker, p_.api, p_.count, p_.extra);
+  }
+  bool CountBased() const override { return true; }
+  std::string Describe() const override {
+    return absl::StrCat("stall ", p_.count, " ", std::string(kafka::ApiKeyName(p_.api)), " response(s) of ",
+                        BrokerName(p_.broker), " by ", p_.extra.ToString());
+  }
+
+ private:
+  FaultParams p_;
+};
+
+class MockError final : public Fault {
+ public:
+  explicit MockError(FaultParams p) : p_(std::move(p)) {}
+  void Apply(World& w) override {
+    w.cluster->MockError(p_.broker, p_.api, p_.tp, p_.error, p_.count);
+  }
+  bool CountBased() const override { return true; }
+  std::string Describe() const override {
+    return absl::StrCat("mock: answer ", kafka::ErrorCodeName(p_.error), " x", p_.count, " on ",
+                        BrokerName(p_.broker), ", unprocessed");
+  }
+
+ private:
+  FaultParams p_;
+};
+
+class MockDropResponse final : public Fault {
+ public:
+  explicit MockDropResponse(FaultParams p) : p_(std::move(p)) {}
+  void Apply(World& w) override { w.cluster->MockDropResponses(p_.broker, p_.count); }
+  bool CountBased() const override { return true; }
+  std::string Describe() const override {
+    return absl::StrCat("mock: drop ", p_.count, " responses of ", BrokerName(p_.broker),
+                        " on a live connection");
   }
 
  private:
@@ -198,18 +248,42 @@ sim::Task<void> ApplyAt(World w, FaultParams p, std::shared_ptr<Fault> f) {
   if (p.at > w.sched->now()) co_await w.sched->Sleep(p.at - w.sched->now());
   w.cluster->RecordFault(f->Describe());
   f->Apply(w);
-  if (!p.duration.has_value() || !p.heal) co_return;
+  if (f->CountBased() || !p.duration.has_value() || !p.heal) co_return;
   co_await w.sched->Sleep(*p.duration);
   if (f->Lasting()) f->Heal(w);
   w.cluster->RecordFault(f->Describe(), /*healed=*/true);
 }
 
+constexpr InjectableError kInjectable[] = {
+    {kafka::ErrorCode::NOT_LEADER_OR_FOLLOWER, false, 2, 1, false,
+     "the leadership moves to another in-sync replica, and the broker learns it first"},
+    {kafka::ErrorCode::NOT_ENOUGH_REPLICAS, true, 2, 2, true,
+     "followers drop out of the ISR, below min.insync.replicas, before the append"},
+    {kafka::ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND, true, 2, 2, true,
+     "followers drop out of the ISR, below min.insync.replicas, right after the append"},
+    {kafka::ErrorCode::REQUEST_TIMED_OUT, true, 2, 1, false,
+     "the followers stop fetching until the request times out; the batch stays in the log"},
+};
+
 }  // namespace
+
+std::span<const InjectableError> InjectableErrors() { return kInjectable; }
+
+const InjectableError* FindInjectableError(kafka::ErrorCode code) {
+  for (const InjectableError& e : kInjectable) {
+    if (e.code == code) return &e;
+  }
+  return nullptr;
+}
+
+bool IsMockKind(std::string_view kind) { return kind.starts_with("mock."); }
 
 const std::vector<std::string>& FaultKinds() {
   static const std::vector<std::string> kinds = {
-      "reset",          "partition",        "crash",         "move_leader",    "shrink_isr",
-      "inject_error",   "drop_responses",   "delay_processing", "latency_spike", "pause_fetching"};
+      "reset",          "partition",      "crash",            "move_leader",
+      "shrink_isr",     "inject_error",   "lose_response",    "stall_response",
+      "delay_processing", "latency_spike", "pause_fetching",  "mock.error",
+      "mock.drop_response"};
   return kinds;
 }
 
@@ -219,11 +293,25 @@ absl::StatusOr<std::unique_ptr<Fault>> MakeFault(const FaultParams& p) {
   if (p.kind == "crash") return std::make_unique<Crash>(p);
   if (p.kind == "move_leader") return std::make_unique<MoveLeader>(p);
   if (p.kind == "shrink_isr") return std::make_unique<ShrinkIsr>(p);
-  if (p.kind == "inject_error") return std::make_unique<InjectError>(p);
-  if (p.kind == "drop_responses") return std::make_unique<DropResponses>(p);
+  if (p.kind == "inject_error") {
+    if (FindInjectableError(p.error) == nullptr || p.api != kafka::ApiKey::kProduce) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("inject_error cannot bring about ", kafka::ErrorCodeName(p.error), " on ",
+                       std::string(kafka::ApiKeyName(p.api)), " (no real cause is modelled; mock.error answers "
+                       "with any error)"));
+    }
+    return std::make_unique<InjectError>(p);
+  }
+  if (p.kind == "lose_response") return std::make_unique<LoseResponse>(p);
+  if (p.kind == "stall_response") {
+    if (p.extra.nanos() <= 0) return absl::InvalidArgumentError("stall_response needs extra > 0");
+    return std::make_unique<StallResponse>(p);
+  }
   if (p.kind == "delay_processing") return std::make_unique<DelayProcessing>(p);
   if (p.kind == "latency_spike") return std::make_unique<LatencySpike>(p);
   if (p.kind == "pause_fetching") return std::make_unique<PauseFetching>(p);
+  if (p.kind == "mock.error") return std::make_unique<MockError>(p);
+  if (p.kind == "mock.drop_response") return std::make_unique<MockDropResponse>(p);
   return absl::InvalidArgumentError(absl::StrCat("unknown fault kind '", p.kind, "'"));
 }
 
@@ -241,12 +329,17 @@ void FaultSchedule::Start(World w) {
   }
 }
 
-Time FaultSchedule::healed_at() const {
+Time FaultSchedule::healed_at(Duration crash_detection) const {
   Time last;
   for (const Entry& e : entries_) {
     Time end = e.params.at;
-    if (e.params.duration.has_value() && (e.params.heal || SelfHealing(e.params.kind))) {
-      end = end + *e.params.duration;
+    if (e.fault->CountBased()) {
+      // Healed at its last use (the cluster reports it); at the latest by
+      // then, as planned.
+    } else if (e.params.duration.has_value() && (e.params.heal || SelfHealing(e.params.kind))) {
+      Duration d = *e.params.duration;
+      if (e.params.kind == "crash") d = std::max(d, crash_detection);
+      end = end + d;
     } else if (e.fault->Lasting()) {
       return Time::Max();  // a lasting fault that never heals
     }

@@ -2,6 +2,12 @@
 //
 // Each fault is a small type that applies itself to the world (network and
 // cluster, through their public fault hooks) and, if it lasts, heals itself.
+// Every kind but the two mock kinds stands for an event a real Kafka 2.6
+// cluster on a real network has, with Kafka's side effects
+// (fault_models/README.md: the realism table, with the Kafka source each
+// follows). The mock kinds (`mock.error`, `mock.drop_response`) do what no
+// real broker does, for exact ports of Sarama's MockBroker tests; nothing
+// generates them unless asked (IsMockKind).
 // A FaultSchedule applies its faults at their times and heals them at the
 // end of their durations, in a daemon task; it records each application and
 // each heal in the cluster's History, and knows when the last one healed
@@ -11,6 +17,8 @@
 
 #include <memory>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -49,6 +57,28 @@ struct FaultParams {
   bool heal = true;
 };
 
+// The kinds a realistic inject_error brings about through their causes
+// (kafka::Cluster::CauseError), and what each needs of the world: an
+// error Kafka cannot give at a produce request of this scenario is an
+// error in the scenario, not a fault.
+struct InjectableError {
+  kafka::ErrorCode code;
+  bool needs_acks_all;     // the request must have acks = -1
+  int32_t min_replicas;    // the partition needs this replication factor
+  int32_t min_insync;      // and at least this min.insync.replicas
+  bool reads_duration;     // the cause lasts `duration`
+  const char* cause;  // one line, for hints and the README
+};
+// NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+// REQUEST_TIMED_OUT.
+std::span<const InjectableError> InjectableErrors();
+const InjectableError* FindInjectableError(kafka::ErrorCode code);
+// How long an inject_error cause lasts when the scenario says nothing.
+inline constexpr Duration kInjectErrorLastingDefault = Duration::Seconds(1);
+
+// Whether `kind` is a mock kind (its name starts with "mock.").
+bool IsMockKind(std::string_view kind);
+
 class Fault {
  public:
   virtual ~Fault() = default;
@@ -57,12 +87,18 @@ class Fault {
   virtual void Heal(World& w) {}
   // True for faults that last until healed.
   virtual bool Lasting() const { return false; }
+  // True for faults that act on the next requests, whenever they come
+  // (inject_error, lose_response, ...): applying them arms them; the
+  // cluster reports each use (set_count_fault_hook).
+  virtual bool CountBased() const { return false; }
   virtual std::string Describe() const = 0;
 };
 
 // The kinds: reset, partition, crash, move_leader, shrink_isr,
-// inject_error, drop_responses, delay_processing, latency_spike,
-// pause_fetching. INVALID_ARGUMENT for an unknown kind.
+// inject_error, lose_response, stall_response, delay_processing,
+// latency_spike, pause_fetching, and the mocks mock.error and
+// mock.drop_response. INVALID_ARGUMENT for an unknown kind, or an
+// inject_error whose error has no modelled cause.
 absl::StatusOr<std::unique_ptr<Fault>> MakeFault(const FaultParams& p);
 const std::vector<std::string>& FaultKinds();
 
@@ -72,8 +108,10 @@ class FaultSchedule {
   // Starts the daemon task that applies and heals the faults.
   void Start(World w);
   // When the last fault healed (or was applied, for instant faults), as
-  // planned: the time after which the world is fault-free.
-  Time healed_at() const;
+  // planned: the time after which the world is fault-free. A crashed
+  // broker rejoins no sooner than `crash_detection` after its crash (the
+  // cluster's zookeeper_session_timeout: it cannot register before).
+  Time healed_at(Duration crash_detection) const;
   size_t size() const { return entries_.size(); }
 
  private:

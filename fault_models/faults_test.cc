@@ -55,7 +55,9 @@ void RunWith(World0& w, FaultSchedule& s, Duration probe_at, Probe probe) {
 // Every kind is known and builds; an unknown kind is an error.
 TEST(FaultsTest, EveryKindBuilds) {
   for (const std::string& kind : FaultKinds()) {
-    EXPECT_TRUE(MakeFault(Params(kind, Duration(), Duration::Seconds(1))).ok()) << kind;
+    FaultParams p = Params(kind, Duration(), Duration::Seconds(1));
+    p.extra = Duration::Millis(5);  // stall_response needs one
+    EXPECT_TRUE(MakeFault(p).ok()) << kind;
   }
   EXPECT_FALSE(MakeFault(Params("meteor", Duration(), std::nullopt)).ok());
 }
@@ -67,7 +69,9 @@ TEST(FaultsTest, CrashHealsAtTheEndOfItsDuration) {
   FaultSchedule s;
   FaultParams p = Params("crash", Duration::Seconds(1), Duration::Seconds(2));
   s.Add(p, *MakeFault(p));
-  EXPECT_EQ(s.healed_at(), Time() + Duration::Seconds(3));
+  EXPECT_EQ(s.healed_at(Duration()), Time() + Duration::Seconds(3));
+  // A crashed broker rejoins no sooner than the controller notices it.
+  EXPECT_EQ(s.healed_at(Duration::Seconds(18)), Time() + Duration::Seconds(19));
   bool down_during = false;
   RunWith(w, s, Duration::Seconds(2), [&] { down_during = !w.cluster.broker(BrokerId(1)).up(); });
   EXPECT_TRUE(down_during);
@@ -85,7 +89,7 @@ TEST(FaultsTest, UnhealedLastingFaultNeverHeals) {
   FaultParams p = Params("crash", Duration::Seconds(1), Duration::Seconds(2));
   p.heal = false;
   s.Add(p, *MakeFault(p));
-  EXPECT_EQ(s.healed_at(), Time::Max());
+  EXPECT_EQ(s.healed_at(Duration()), Time::Max());
   RunWith(w, s, Duration::Seconds(2), [] {});
   EXPECT_FALSE(w.cluster.broker(BrokerId(1)).up());
 }
@@ -141,20 +145,37 @@ TEST(FaultsTest, MoveLeaderAndShrinkIsr) {
   EXPECT_EQ(w.cluster.partition(tp)->isr.size(), 3u);
 }
 
-// The instant and self-healing kinds apply and are recorded (their effects
-// on requests are covered by the cluster's tests).
+// The instant, count-based and self-healing kinds apply and are recorded
+// (their effects on requests are covered by the cluster's tests). A
+// count-based kind is healed at its last use, which the cluster reports:
+// the schedule records no heal for it.
 TEST(FaultsTest, OtherKindsApplyAndRecord) {
   World0 w;
   FaultSchedule s;
-  for (const char* kind : {"reset", "inject_error", "drop_responses", "delay_processing",
-                           "latency_spike", "pause_fetching"}) {
+  for (const char* kind : {"reset", "inject_error", "lose_response", "stall_response",
+                           "mock.error", "mock.drop_response", "delay_processing", "latency_spike",
+                           "pause_fetching"}) {
     FaultParams p = Params(kind, Duration::Seconds(1), Duration::Seconds(1));
     p.extra = Duration::Millis(5);
+    if (std::string_view(kind) == "inject_error") p.duration.reset();
     s.Add(p, *MakeFault(p));
   }
-  EXPECT_EQ(s.healed_at(), Time() + Duration::Seconds(2));
+  EXPECT_EQ(s.healed_at(Duration()), Time() + Duration::Seconds(2));
   RunWith(w, s, Duration::Seconds(1), [] {});
-  EXPECT_EQ(w.history.faults.size(), 12u);  // six applied, six healed
+  EXPECT_EQ(w.history.faults.size(), 13u);  // nine applied, four healed
+}
+
+// Only the mock kinds are mocks; an inject_error without a modelled cause
+// does not build.
+TEST(FaultsTest, MockKindsAreNamedAndInjectErrorNeedsACause) {
+  for (const std::string& kind : FaultKinds()) {
+    EXPECT_EQ(IsMockKind(kind), kind == "mock.error" || kind == "mock.drop_response") << kind;
+  }
+  FaultParams p = Params("inject_error", Duration(), std::nullopt);
+  p.error = kafka::ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER;
+  EXPECT_FALSE(MakeFault(p).ok());
+  p.kind = "mock.error";
+  EXPECT_TRUE(MakeFault(p).ok());
 }
 
 }  // namespace

@@ -26,6 +26,8 @@
 #include "absl/strings/str_cat.h"
 #include "scenarios/explore.h"
 #include "scenarios/fault_fields.h"
+#include "scenarios/realism.h"
+#include "scenarios/realism.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
 #include "fuzz/scenario_gen.h"
@@ -120,7 +122,8 @@ FieldRecorder Record(const Scenario& s, const FaultSpec& f) {
   bool topic_known = f.topic.empty();
   for (const TopicSpec& t : s.cluster.topics) topic_known = topic_known || t.name == f.topic;
   r.Choice(&copy.kind, internal::kFaultKinds);
-  internal::FaultFields(r, s.cluster, internal::HealBy(s.workload, kExploreHealBy), &copy);
+  internal::FaultFields(r, s.cluster, internal::HealBy(s.workload, kExploreHealBy),
+                        EffectiveReadTimeout(s.producer), &copy);
   if (!topic_known) r.OutOfRange();
   return r;
 }
@@ -268,7 +271,7 @@ OneFault OneFaultInput() {
   s.workload.messages = 16;
   s.workload.keys = 4;
   FaultSpec f;
-  f.kind = "drop_responses";  // a field, count, follows `at`
+  f.kind = "lose_response";  // two fields, api and count, follow `at`
   f.broker = 1;
   f.count = 2;
   const Duration heal_by = internal::HealBy(s.workload, kExploreHealBy);
@@ -306,7 +309,7 @@ TEST(DecodeStabilityTest, OneFaultInputIsWellFormed) {
   const OneFault c = OneFaultInput();
   const Scenario s = Decode(c.base, AsBytes(c.bytes));
   ASSERT_EQ(s.faults.size(), 1u);
-  EXPECT_EQ(s.faults[0].kind, "drop_responses");
+  EXPECT_EQ(s.faults[0].kind, "lose_response");
   EXPECT_EQ(s.faults[0].broker, 1);
   EXPECT_EQ(s.faults[0].count, 2);
   EXPECT_EQ(s.schedule.tape, Bytes({1, 2, 3}));

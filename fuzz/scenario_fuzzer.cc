@@ -12,6 +12,8 @@
 //   PRODSIM_FUZZ_PROFILE       the producer profile instead of the base's
 //   PRODSIM_FUZZ_MAX_MESSAGES  messages cap (default 64)
 //   PRODSIM_FUZZ_MAX_FAULTS    faults cap (default 8; 0: schedules only)
+//   PRODSIM_FUZZ_MOCK_FAULTS   1: decode the mock fault kinds too (what no
+//                              real cluster does); unset or 0: realistic only
 //   PRODSIM_FUZZ_CHECKS        only these checks abort (comma-separated)
 //   PRODSIM_FUZZ_IGNORE        these checks do not abort (known findings)
 // A bad value stops the fuzzer at start with a one-line error (exit 64).
@@ -108,6 +110,14 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
                                          &setup->decode_flags, "--max-messages");
   setup->options.max_faults = EnvCount("PRODSIM_FUZZ_MAX_FAULTS", setup->options.max_faults,
                                        &setup->decode_flags, "--max-faults");
+  const std::string mock = Env("PRODSIM_FUZZ_MOCK_FAULTS");
+  if (mock != "" && mock != "0" && mock != "1") {
+    Fail(absl::StrCat("PRODSIM_FUZZ_MOCK_FAULTS='", mock, "' is not 0 or 1"));
+  }
+  if (mock == "1") {
+    setup->options.mock_faults = true;
+    absl::StrAppend(&setup->decode_flags, " --mock-faults");
+  }
   setup->only = EnvChecks("PRODSIM_FUZZ_CHECKS");
   setup->ignore = EnvChecks("PRODSIM_FUZZ_IGNORE");
   return 0;

@@ -187,6 +187,23 @@ sim::Task<Error> Client::RetryRefresh(std::vector<std::string> topics, int attem
   co_return co_await TryRefreshMetadata(std::move(topics), attempts_remaining - 1, deadline);
 }
 
+namespace {
+
+// sarama v1.42.1 metadata_request.go: NewMetadataRequest's choice of version
+// (v8 is never chosen there: its branch repeats V2_4_0_0's test).
+int16_t MetadataRequestVersion(const KafkaVersion& v) {
+  if (v.IsAtLeast(V2_8_0_0)) return 10;
+  if (v.IsAtLeast(V2_4_0_0)) return 9;
+  if (v.IsAtLeast(V2_1_0_0)) return 7;
+  if (v.IsAtLeast(V2_0_0_0)) return 6;
+  if (v.IsAtLeast(V1_0_0_0)) return 5;
+  if (v.IsAtLeast(V0_11_0_0)) return 4;
+  if (v.IsAtLeast(V0_10_0_0)) return 1;
+  return 0;
+}
+
+}  // namespace
+
 // sarama v1.42.1 client.go: client.tryRefreshMetadata
 sim::Task<Error> Client::TryRefreshMetadata(std::vector<std::string> topics,
                                             int attempts_remaining, Time deadline) {
@@ -197,6 +214,7 @@ sim::Task<Error> Client::TryRefreshMetadata(std::vector<std::string> topics,
   Error last_error;
   for (; broker != nullptr && !past_deadline(Duration()); broker = co_await LeastLoadedBroker()) {
     auto req = kafka::NewRequest<kafka::MetadataRequest>(0);
+    req->version = MetadataRequestVersion(conf_.version);
     req->topics = topics;
     update_metadata_time_ = env_.sched->now();
     auto [response, err] = co_await broker->GetMetadata(std::move(req));

@@ -39,7 +39,7 @@ sim::Task<void> Faults(World* w) {
       w->network.Heal(w->client_node, bn); w->network.Heal(bn, w->client_node); }
     else if (kind == 2) { auto tps = w->cluster.AllPartitions(); auto tp = tps[prng.Below(tps.size())];
       (void)w->cluster.MoveLeader(tp, b); }
-    else { w->cluster.DropResponses(b, 1); }
+    else { w->cluster.LoseResponses(b, kafka::ApiKey::kProduce, 1); }
   }
 }
 sim::Task<void> App(World* w, std::unique_ptr<AsyncProducer>* keep, int* ok, int* err, int n) {

@@ -12,12 +12,12 @@
 #include "producer/profile.h"
 #include "scenarios/explore.h"
 #include "scenarios/fault_fields.h"
+#include "scenarios/realism.h"
 #include "sim/core/assert.h"
 
 namespace scenarios {
 namespace {
 
-using internal::kFaultKinds;
 
 inline constexpr std::string_view kPolicies[] = {"random", "pct", "fifo"};
 inline constexpr std::string_view kLatencies[] = {"base", "uniform"};
@@ -158,8 +158,8 @@ void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scen
     // Encoding starts from the fault to write (fields the codec does not
     // carry are written by no one); decoding from a default fault.
     FaultSpec f = io.encoding() ? s->faults[static_cast<size_t>(i)] : FaultSpec{};
-    io.Choice(&f.kind, kFaultKinds);
-    internal::FaultFields(io, c, heal_by, &f);
+    io.Choice(&f.kind, internal::GeneratedFaultKinds(options.mock_faults));
+    internal::FaultFields(io, c, heal_by, EffectiveReadTimeout(base.producer), &f);
     faults.push_back(std::move(f));
   }
   std::stable_sort(faults.begin(), faults.end(),
@@ -208,6 +208,11 @@ void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scen
   for (size_t i = 0; i < sites.size(); ++i) {
     if ((mask >> i) & 1) s->buggify.sites.emplace_back(sites[i]);
   }
+
+  // The producer's settings, last: a short input keeps the base's.
+  internal::ProducerFields(io, base.producer, &s->producer);
+  // An injected error the decoded world cannot get from Kafka goes.
+  DropUnrealisticFaults(s);
 }
 
 }  // namespace

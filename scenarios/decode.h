@@ -8,9 +8,13 @@
 // 1/64 of the base's and the base's), the cluster shape within the base's
 // (brokers, partitions, replication, min.insync at most the base's), the
 // faults (a count, then each fault's kind and its fields, as explore draws
-// them), then the seed, the schedule policy, the latency and the buggify
-// sites. What the bytes leave over is the random schedule's tape
-// (ScheduleSpec::tape): the first scheduling decisions, one byte each.
+// them, realistic kinds only unless DecodeOptions::mock_faults), then the
+// seed, the schedule policy, the latency, the buggify sites and the
+// producer's settings (the base's, or a draw of the settings people use:
+// internal::ProducerFields). An inject_error the decoded world cannot get
+// from Kafka is dropped (realism.h). What the bytes leave over is the random
+// schedule's tape (ScheduleSpec::tape): the first scheduling decisions, one
+// byte each.
 //
 // Stability, so that libFuzzer's small mutations are small changes of the
 // run: every field has a fixed width (1 or 2 bytes, big-endian, the first
@@ -40,6 +44,8 @@ struct DecodeOptions {
   // second, and every #2803 reproducer we have needs fewer than 30 messages.
   int32_t max_messages = 64;
   int32_t max_faults = 8;  // 0: fault-free scenarios (schedules only)
+  // Decode fault kinds from the mock kinds too (what no real cluster does).
+  bool mock_faults = false;
 };
 
 // The scenario `bytes` stand for, from `base`. A pure function of its

@@ -7,13 +7,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "scenarios/fault_fields.h"
+#include "scenarios/realism.h"
 #include "sim/core/assert.h"
 #include "sim/core/prng.h"
 
 namespace scenarios {
 namespace {
 
-using internal::kFaultKinds;
 
 // explore's IO for FaultFields: every field a draw from the PRNG.
 class PrngIO {
@@ -42,7 +42,7 @@ uint64_t ExploreSeed(uint64_t root, uint64_t shard, uint64_t shards, uint64_t i)
   return (root * 0x9e3779b97f4a7c15ULL + i * shards + shard) & 0x7fffffffffffffffULL;
 }
 
-Scenario Generate(const Scenario& base, uint64_t seed) {
+Scenario Generate(const Scenario& base, uint64_t seed, const GenerateOptions& options) {
   PRODSIM_ASSERT(!base.cluster.topics.empty());
   sim::Prng prng(seed);
   Scenario s = base;
@@ -65,7 +65,7 @@ Scenario Generate(const Scenario& base, uint64_t seed) {
   // Swarm: a random subset of the kinds, each with its own weight.
   std::vector<std::string_view> enabled;
   std::vector<uint64_t> weights;
-  for (const std::string_view kind : kFaultKinds) {
+  for (const std::string_view kind : internal::GeneratedFaultKinds(options.mock_faults)) {
     if (!prng.Chance(1, 2)) continue;
     enabled.push_back(kind);
     weights.push_back(static_cast<uint64_t>(prng.UniformInt(1, 10)));
@@ -82,7 +82,8 @@ Scenario Generate(const Scenario& base, uint64_t seed) {
       FaultSpec f;
       f.kind = std::string(enabled[k]);
       PrngIO io(prng);
-      internal::FaultFields(io, s.cluster, internal::HealBy(s.workload, kExploreHealBy), &f);
+      internal::FaultFields(io, s.cluster, internal::HealBy(s.workload, kExploreHealBy),
+                            EffectiveReadTimeout(s.producer), &f);
       s.faults.push_back(std::move(f));
     }
     std::stable_sort(s.faults.begin(), s.faults.end(),
@@ -94,6 +95,13 @@ Scenario Generate(const Scenario& base, uint64_t seed) {
   for (const std::string_view site : BuggifySiteNames()) {
     if (prng.Chance(1, 2)) s.buggify.sites.emplace_back(site);
   }
+  // The producer's settings last, then the faults the drawn world cannot
+  // have (an error its acks or cluster rule out) go.
+  if (options.vary_producer) {
+    PrngIO io(prng);
+    internal::ProducerFields(io, base.producer, &s.producer);
+  }
+  DropUnrealisticFaults(&s);
   return s;
 }
 

@@ -1,8 +1,10 @@
 // Exploration: scenarios generated from a base scenario, swarm style.
 //
-// Generate(base, seed) keeps the base's cluster, producer and workload and
-// draws the rest from `seed` alone: the schedule policy (random, or PCT with
-// a random depth), the network latency, and a fault schedule. Swarm testing
+// Generate(base, seed) keeps the base's cluster and workload and draws the
+// rest from `seed` alone: the schedule policy (random, or PCT with a random
+// depth), the network latency, a fault schedule of realistic kinds (the
+// mock kinds only when asked), and the producer's settings (the base's with
+// probability 1/2, else the settings people use: internal::ProducerFields). Swarm testing
 // (as FoundationDB and TigerBeetle do it): each generated scenario switches
 // on a random subset of the fault kinds and gives it a random rate, so rare
 // combinations get their turn. Every fault heals by a heal time, after
@@ -22,8 +24,18 @@ namespace scenarios {
 // fall within the base workload's span (at least 100 ms).
 inline constexpr Duration kExploreHealBy = Duration::Seconds(4);
 
-// A scenario from `base` and `seed` (a pure function of both).
-Scenario Generate(const Scenario& base, uint64_t seed);
+struct GenerateOptions {
+  // Draw the mock fault kinds too (what no real cluster does; prodsim
+  // explore --mock-faults). Off: only realistic kinds.
+  bool mock_faults = false;
+  // Draw the producer's settings (ProducerFields). Off: the base's, as a
+  // benchmark of one configuration needs.
+  bool vary_producer = true;
+};
+
+// A scenario from `base` and `seed` (a pure function of both and the
+// options).
+Scenario Generate(const Scenario& base, uint64_t seed, const GenerateOptions& options = {});
 
 // The seed of the i-th run of shard `shard` of `shards` from `root`: shards
 // split one seed space, so CI runners can share one search.

@@ -1,6 +1,8 @@
 // The scenario generator of prodsim explore.
 #include "scenarios/explore.h"
 
+#include <cstdio>
+#include <map>
 #include <set>
 #include <span>
 #include <string>
@@ -10,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "scenarios/realism.h"
 #include "scenarios/runner.h"
 #include "sim/kafka/cluster.h"
 #include "sim/net/network.h"
@@ -57,7 +60,8 @@ TEST(ExploreTest, ShardsAreDisjoint) {
   }
 }
 
-// Swarm: over many seeds every fault kind is drawn, and not always all.
+// Swarm: over many seeds every realistic fault kind is drawn, and not
+// always all.
 TEST(ExploreTest, SwarmCoversEveryKind) {
   std::set<std::string> kinds;
   int without_crash = 0;
@@ -69,8 +73,72 @@ TEST(ExploreTest, SwarmCoversEveryKind) {
     }
     without_crash += crash ? 0 : 1;
   }
-  EXPECT_EQ(kinds.size(), 10u);
+  EXPECT_EQ(kinds.size(), 11u);
   EXPECT_GT(without_crash, 100);
+}
+
+// No generated scenario holds a mock fault unless asked for, over 3000
+// seeds; asked for, the mocks are drawn. Every generated inject_error is
+// one Kafka can give in its scenario.
+TEST(ExploreTest, MockFaultsOnlyWhenAsked) {
+  Scenario base = Base();
+  base.producer.idempotent = true;
+  base.producer.required_acks = -1;
+  int mocks = 0, injected = 0;
+  for (uint64_t seed = 1; seed <= 3000; ++seed) {
+    const Scenario s = Generate(base, seed);
+    for (const FaultSpec& f : s.faults) {
+      ASSERT_FALSE(f.kind.starts_with("mock.")) << "seed " << seed << ": " << f.kind;
+      injected += f.kind == "inject_error" ? 1 : 0;
+    }
+    EXPECT_EQ(FirstUnrealisticFault(s), std::nullopt) << "seed " << seed;
+    for (const FaultSpec& f : Generate(base, seed, {.mock_faults = true}).faults) {
+      mocks += f.kind.starts_with("mock.") ? 1 : 0;
+    }
+  }
+  EXPECT_GT(injected, 100);
+  EXPECT_GT(mocks, 300);
+}
+
+// explore draws the producer's settings: the base's about half the time,
+// else each of the settings people use, every draw one that Sarama's
+// Config.Validate accepts. Printed: the spread over 3000 seeds.
+TEST(ExploreTest, ProducerSettingsAreDrawnAndValid) {
+  Scenario base = Base();
+  base.producer.idempotent = true;
+  base.producer.required_acks = -1;
+  base.producer.net_max_open_requests = 1;
+  std::map<std::string, int> spread;
+  for (uint64_t seed = 1; seed <= 3000; ++seed) {
+    const ProducerSpec p = Generate(base, seed).producer;
+    const absl::StatusOr<sarama::Config> c = ProducerConfigOf(p);
+    ASSERT_TRUE(c.ok()) << "seed " << seed << ": " << c.status();
+    if (p == base.producer) {
+      ++spread["base"];
+      continue;
+    }
+    ++spread[absl::StrCat("idempotent=", c->producer.idempotent)];
+    ++spread[absl::StrCat("acks=", c->producer.required_acks)];
+    ++spread[absl::StrCat("max_open_requests=", c->net.max_open_requests)];
+    ++spread[absl::StrCat("retry_max=", c->producer.retry.max)];
+    ++spread[absl::StrCat("retry_backoff=", c->producer.retry.backoff.ToString())];
+    ++spread[absl::StrCat("flush_frequency=", c->producer.flush.frequency.ToString())];
+    ++spread[absl::StrCat("flush_messages=", c->producer.flush.messages)];
+    ++spread[absl::StrCat("channel_buffer_size=", c->channel_buffer_size)];
+  }
+  std::string line;
+  for (const auto& [k, n] : spread) absl::StrAppend(&line, " ", k, ":", n);
+  std::printf("producer settings over 3000 seeds:%s\n", line.c_str());
+  EXPECT_GT(spread["base"], 1200);
+  EXPECT_LT(spread["base"], 1800);
+  for (const char* k : {"idempotent=1", "idempotent=0", "acks=-1", "acks=1",
+                        "max_open_requests=1", "max_open_requests=5", "retry_max=0",
+                        "retry_max=1", "retry_max=3", "retry_max=100000", "flush_frequency=0s",
+                        "flush_frequency=10ms", "flush_messages=0", "flush_messages=1",
+                        "flush_messages=100",
+                        "channel_buffer_size=1", "channel_buffer_size=256"}) {
+    EXPECT_GT(spread[k], 50) << k;
+  }
 }
 
 // Swarm for buggify: each site is on in some generated scenarios and off in

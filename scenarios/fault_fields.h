@@ -2,6 +2,8 @@
 // explore (each field drawn from a PRNG) and the fuzzer's byte codec
 // (decode.h: each field read from, or written to, bytes).
 //
+// The same holds for the producer's settings (ProducerFields).
+//
 // An IO type provides, each choosing a value in a range (explore: a draw;
 // decoding: read from the bytes; encoding: the current value, clamped, is
 // written out and kept):
@@ -14,6 +16,8 @@
 #define PRODSIM_SCENARIOS_FAULT_FIELDS_H_
 
 #include <algorithm>
+#include <iterator>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,14 +26,32 @@
 
 namespace scenarios::internal {
 
-// The kinds generated faults take, in the order both generators index them.
+// The kinds generated faults take, in the order both generators index them:
+// the realistic kinds, and the mock kinds after them only when asked for
+// (GeneratedFaultKinds).
 inline constexpr std::string_view kFaultKinds[] = {
-    "reset",        "partition",        "crash",         "move_leader",    "drop_responses",
-    "inject_error", "delay_processing", "latency_spike", "pause_fetching", "shrink_isr"};
+    "reset",          "partition",        "crash",         "move_leader",    "lose_response",
+    "inject_error",   "delay_processing", "latency_spike", "pause_fetching", "shrink_isr",
+    "stall_response", "mock.drop_response", "mock.error"};
+inline constexpr size_t kRealisticFaultKinds = 11;
+// The first 11 kinds, or all 13 with the mocks.
+inline std::span<const std::string_view> GeneratedFaultKinds(bool mock_faults) {
+  return std::span<const std::string_view>(kFaultKinds).first(
+      mock_faults ? std::size(kFaultKinds) : kRealisticFaultKinds);
+}
 inline constexpr std::string_view kDirections[] = {"both", "to_broker", "from_broker"};
+// What a realistic inject_error brings about (fault_models::InjectableErrors).
 inline constexpr std::string_view kInjectedErrors[] = {
+    "NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "NOT_ENOUGH_REPLICAS",
+    "NOT_ENOUGH_REPLICAS_AFTER_APPEND"};
+// What a mock.error answers with (the MockBroker tests' favourites).
+inline constexpr std::string_view kMockErrors[] = {
     "NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "NOT_ENOUGH_REPLICAS", "LEADER_NOT_AVAILABLE",
     "NOT_ENOUGH_REPLICAS_AFTER_APPEND"};
+// The requests whose responses lose_response and stall_response hit,
+// produce three times as often as the others.
+inline constexpr std::string_view kResponseApis[] = {"produce", "produce", "produce", "metadata",
+                                                     "init_producer_id"};
 
 // Generated faults fall within the workload's span (one burst per
 // interval), at least 100 ms and at most `cap`.
@@ -52,9 +74,12 @@ void TopicPartition(IO& io, const ClusterSpec& c, FaultSpec* f) {
 }
 
 // The fields of a fault of kind f->kind against cluster `c`, healed by
-// `heal_by`. Fields the kind does not use keep their defaults.
+// `heal_by`; `read_timeout` is the producer's Net.ReadTimeout (a stalled
+// response is held around it). Fields the kind does not use keep their
+// defaults.
 template <class IO>
-void FaultFields(IO& io, const ClusterSpec& c, Duration heal_by, FaultSpec* f) {
+void FaultFields(IO& io, const ClusterSpec& c, Duration heal_by, Duration read_timeout,
+                 FaultSpec* f) {
   const std::string& kind = f->kind;
   io.Index(&f->broker, c.brokers);
   io.Dur(&f->at, Duration::Nanos(heal_by.nanos() / 100), Duration::Nanos(heal_by.nanos() / 4 * 3));
@@ -80,9 +105,107 @@ void FaultFields(IO& io, const ClusterSpec& c, Duration heal_by, FaultSpec* f) {
   } else if (kind == "inject_error") {
     io.Choice(&f->error, kInjectedErrors);
     io.Int(&f->count, 1, 3);
-  } else if (kind == "drop_responses") {
+    if (f->error == "NOT_ENOUGH_REPLICAS" || f->error == "NOT_ENOUGH_REPLICAS_AFTER_APPEND") {
+      io.Dur(&d, Duration::Millis(10), Duration::Seconds(2));
+      f->duration = d;
+    } else {
+      f->duration.reset();
+    }
+  } else if (kind == "lose_response") {
+    io.Choice(&f->api, kResponseApis);
+    io.Int(&f->count, 1, 2);
+  } else if (kind == "stall_response") {
+    io.Choice(&f->api, kResponseApis);
+    io.Int(&f->count, 1, 2);
+    // Around the client's read timeout: shorter is a slow answer, longer
+    // one the client gives up on.
+    io.Dur(&f->extra, Duration::Nanos(read_timeout.nanos() / 2),
+           Duration::Nanos(read_timeout.nanos() / 2 * 3));
+  } else if (kind == "mock.error") {
+    io.Choice(&f->error, kMockErrors);
+    io.Int(&f->count, 1, 3);
+  } else if (kind == "mock.drop_response") {
     io.Int(&f->count, 1, 2);
   }
+}
+
+// One of `options` (in place: encoding starts from the current value).
+template <class IO, class T>
+void OneOf(IO& io, T* v, std::span<const T> options) {
+  int32_t i = 0;
+  for (size_t k = 0; k < options.size(); ++k) {
+    if (options[k] == *v) i = static_cast<int32_t>(k);
+  }
+  io.Index(&i, static_cast<int64_t>(options.size()));
+  *v = options[static_cast<size_t>(i)];
+}
+
+// The producer's settings: the base's, or (a flag) a draw of the settings
+// people use, each within what Sarama's Config.Validate accepts:
+// idempotence on or off (on: acks=all, MaxOpenRequests 1, Retry.Max >= 1),
+// acks all or local, MaxOpenRequests 1 or 5, Retry.Max small and large,
+// Retry.Backoff, Flush.Frequency with or without Flush.Messages, a small
+// ChannelBufferSize. The profile, timeouts, Return.* and Version stay the
+// base's. `*p` starts as the base's (decoding) or the settings to encode.
+template <class IO>
+void ProducerFields(IO& io, const ProducerSpec& base, ProducerSpec* p) {
+  using OptInt = std::optional<int32_t>;
+  using OptDur = std::optional<Duration>;
+  bool vary = !(*p == base);
+  io.Flag(&vary);
+  if (!vary) {
+    *p = base;
+    return;
+  }
+  const ProducerSpec keep = *p;
+  *p = base;
+  p->flush_max_messages.reset();  // never below a drawn Flush.Messages
+  bool idempotent = keep.idempotent.value_or(false);
+  io.Flag(&idempotent);
+  p->idempotent = idempotent;
+  p->required_acks = keep.required_acks;
+  p->net_max_open_requests = keep.net_max_open_requests;
+  p->retry_max = keep.retry_max;
+  p->retry_backoff = keep.retry_backoff;
+  p->flush_frequency = keep.flush_frequency;
+  p->flush_messages = keep.flush_messages;
+  p->channel_buffer_size = keep.channel_buffer_size;
+  if (idempotent) {
+    p->required_acks = -1;
+    p->net_max_open_requests = 1;
+    static constexpr OptInt kRetries[] = {3, 100000, 1};
+    OneOf(io, &p->retry_max, std::span<const OptInt>(kRetries));
+  } else {
+    static constexpr OptInt kAcks[] = {-1, 1};
+    static constexpr OptInt kOpen[] = {1, 5};
+    static constexpr OptInt kRetries[] = {3, 100000, 0};
+    OneOf(io, &p->required_acks, std::span<const OptInt>(kAcks));
+    OneOf(io, &p->net_max_open_requests, std::span<const OptInt>(kOpen));
+    OneOf(io, &p->retry_max, std::span<const OptInt>(kRetries));
+  }
+  static constexpr OptDur kBackoffs[] = {Duration::Millis(100), Duration::Millis(10),
+                                         Duration::Millis(500)};
+  // Flush.Frequency and Flush.Messages together, as people set them: a
+  // Flush.Messages above 1 without a Frequency leaves a partial batch
+  // unsent until more messages come (Sarama's readyToFlush), and Close
+  // waits for it forever.
+  struct Flush {
+    OptDur frequency;
+    OptInt messages;
+    bool operator==(const Flush&) const = default;
+  };
+  static constexpr Flush kFlushes[] = {
+      {std::nullopt, std::nullopt},          {std::nullopt, 1},
+      {Duration::Millis(1), std::nullopt},   {Duration::Millis(10), std::nullopt},
+      {Duration::Millis(100), std::nullopt}, {Duration::Millis(10), 10},
+      {Duration::Millis(100), 100}};
+  static constexpr OptInt kBuffers[] = {std::nullopt, 1, 16};
+  OneOf(io, &p->retry_backoff, std::span<const OptDur>(kBackoffs));
+  Flush flush{p->flush_frequency, p->flush_messages};
+  OneOf(io, &flush, std::span<const Flush>(kFlushes));
+  p->flush_frequency = flush.frequency;
+  p->flush_messages = flush.messages;
+  OneOf(io, &p->channel_buffer_size, std::span<const OptInt>(kBuffers));
 }
 
 }  // namespace scenarios::internal

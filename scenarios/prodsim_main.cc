@@ -45,12 +45,12 @@ constexpr const char* kUsage =
     "       prodsim determinism FILE...\n"
     "       prodsim digest FILE...\n"
     "       prodsim explore --base=FILE (--runs=N | --time=DURATION) [--seed=S]\n"
-    "                       [--shard=I/N] [--keep-going] [--out=DIR]\n"
+    "                       [--shard=I/N] [--keep-going] [--out=DIR] [--mock-faults]\n"
     "       prodsim shrink FILE -o MIN.toml [--max-runs=N] [--keep-close-at]\n"
     "       prodsim decode CRASH_FILE -o SCENARIO.toml [--base=FILE] [--profile=NAME]\n"
-    "                      [--max-messages=N] [--max-faults=N]\n"
+    "                      [--max-messages=N] [--max-faults=N] [--mock-faults]\n"
     "       prodsim encode SCENARIO.toml -o BYTES [--base=FILE] [--profile=NAME]\n"
-    "                      [--max-messages=N] [--max-faults=N]\n"
+    "                      [--max-messages=N] [--max-faults=N] [--mock-faults]\n"
     "       prodsim bench [--help]\n"
     "       prodsim help\n"
     "run: runs each scenario and prints one line per file (verdict, failing check,\n"
@@ -65,9 +65,11 @@ constexpr const char* kUsage =
     "  that the digests are equal.\n"
     "digest: prints each file's verdict and digest only (for comparing builds).\n"
     "explore: runs scenarios generated from the base (random faults, swarm style,\n"
-    "  random schedules and latencies); prints progress, writes each failing\n"
-    "  scenario to --out with its verdict as [expect], and a summary. Stops at the\n"
-    "  first failure unless --keep-going. Exit 0: nothing found; 1: found failures.\n"
+    "  random schedules, latencies and producer settings); prints progress, writes\n"
+    "  each failing scenario to --out with its verdict as [expect], and a summary.\n"
+    "  Stops at the first failure unless --keep-going. Only realistic fault kinds,\n"
+    "  unless --mock-faults (then mock.error and mock.drop_response too: what no\n"
+    "  real cluster does). Exit 0: nothing found; 1: found failures.\n"
     "shrink: makes a failing scenario small while it keeps failing with the same\n"
     "  verdict and check: removes faults, shortens them, cuts messages, keys, topics,\n"
     "  partitions and brokers, and moves settings toward their defaults. Prints each\n"
@@ -80,7 +82,8 @@ constexpr const char* kUsage =
     "  bench/scenarios/report-config-steady.toml), --profile, --max-messages\n"
     "  (default 64) and --max-faults (default 8) must be what the fuzzer ran with\n"
     "  (PRODSIM_FUZZ_BASE, PRODSIM_FUZZ_PROFILE, PRODSIM_FUZZ_MAX_MESSAGES,\n"
-    "  PRODSIM_FUZZ_MAX_FAULTS). Exit 0 written.\n"
+    "  PRODSIM_FUZZ_MAX_FAULTS, PRODSIM_FUZZ_MOCK_FAULTS=1 for --mock-faults).\n"
+    "  Exit 0 written.\n"
     "encode: the inverse, for seed corpora: the bytes that decode to the scenario\n"
     "  as nearly as the encoding can say it (fields clamped to the base's ranges).\n"
     "exit codes: 0 pass, 1 safety, 2 liveness, 3 deadlock, 4 producer-assertion,\n"
@@ -163,10 +166,11 @@ void ForEachScenario(const Args& args, int* code, Fn fn) {
 
 void PrintOutcome(const std::string& path, const RunOutput& out, double wall_ms) {
   const sim::RunResult& r = out.record.run;
-  std::printf("%s: %s%s digest=%016llx t=%ss steps=%llu wall=%.1fms\n", path.c_str(),
+  // A world with mock faults is not a real cluster's: the line says so.
+  std::printf("%s: %s%s%s digest=%016llx t=%ss steps=%llu wall=%.1fms\n", path.c_str(),
               std::string(VerdictName(out.verdict)).c_str(),
               out.failing_check.empty() ? "" : absl::StrCat(" [", out.failing_check, "]").c_str(),
-              static_cast<unsigned long long>(r.digest), r.end_time.ToString().c_str(),
+              out.mock_faults ? " (mock faults)" : "", static_cast<unsigned long long>(r.digest), r.end_time.ToString().c_str(),
               static_cast<unsigned long long>(r.steps), wall_ms);
   if (out.verdict == Verdict::kHarnessError) {
     std::printf("  harness error: %s\n", out.harness_error.c_str());
@@ -280,6 +284,7 @@ struct ExploreArgs {
   Duration time;
   uint64_t seed = 1, shard = 0, shards = 1;
   bool keep_going = false;
+  bool mock_faults = false;
 };
 
 bool ParseUint(const std::string& text, uint64_t* v) {
@@ -297,7 +302,7 @@ int ParseExploreArgs(int argc, char** argv, ExploreArgs* a) {
     std::string arg = argv[i];
     std::string value;
     const size_t eq = arg.find('=');
-    const bool needs_value = arg != "--keep-going" && arg != "--help";
+    const bool needs_value = arg != "--keep-going" && arg != "--help" && arg != "--mock-faults";
     if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
@@ -310,6 +315,8 @@ int ParseExploreArgs(int argc, char** argv, ExploreArgs* a) {
       return 0;
     } else if (arg == "--keep-going") {
       a->keep_going = true;
+    } else if (arg == "--mock-faults") {
+      a->mock_faults = true;
     } else if (arg == "--base") {
       a->base = value;
     } else if (arg == "--out") {
@@ -372,7 +379,7 @@ int Explore(int argc, char** argv) {
     if (a.runs > 0 && runs >= a.runs) break;
     if (a.time.nanos() > 0 && elapsed() * 1e9 >= static_cast<double>(a.time.nanos())) break;
     const uint64_t seed = ExploreSeed(a.seed, a.shard, a.shards, i);
-    Scenario s = Generate(base, seed);
+    Scenario s = Generate(base, seed, GenerateOptions{.mock_faults = a.mock_faults});
     const RunOutput out = RunScenario(s);
     ++runs;
     if (out.verdict != Verdict::kPass) {
@@ -491,13 +498,16 @@ int ParseCodecArgs(const char* cmd, int argc, char** argv, CodecArgs* a) {
     if (absl::StartsWith(arg, "--") && eq != std::string::npos) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
-    } else if (absl::StartsWith(arg, "-") && arg != "--help" && arg != "-h" && i + 1 < argc) {
+    } else if (absl::StartsWith(arg, "-") && arg != "--help" && arg != "-h" &&
+               arg != "--mock-faults" && i + 1 < argc) {
       value = argv[++i];
     }
     uint64_t n = 0;
     if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       return 0;
+    } else if (arg == "--mock-faults") {
+      a->options.mock_faults = true;
     } else if (arg == "-o" || arg == "--out") {
       a->out = value;
     } else if (arg == "--base") {

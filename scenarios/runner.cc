@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "fault_models/faults.h"
 #include "producer/async_producer.h"
+#include "scenarios/realism.h"
 #include "scenarios/timeline.h"
 #include "sim/core/buggify.h"
 #include "sim/kafka/cluster.h"
@@ -83,8 +84,9 @@ struct World {
   std::string harness_error;
 };
 
-// The profile's NewConfig, with the scenario's settings on top.
-absl::StatusOr<sarama::Config> ProducerConfig(const ProducerSpec& p) {
+}  // namespace
+
+absl::StatusOr<sarama::Config> ProducerConfigOf(const ProducerSpec& p) {
   absl::StatusOr<sarama::Profile> profile = sarama::ParseProfile(p.profile);
   if (!profile.ok()) return profile.status();
   sarama::Config c = sarama::NewConfig(*profile);
@@ -115,6 +117,8 @@ absl::StatusOr<sarama::Config> ProducerConfig(const ProducerSpec& p) {
   return c;
 }
 
+namespace {
+
 absl::StatusOr<kafka::ClusterConfig> ClusterConfigOf(const ClusterSpec& s) {
   kafka::ClusterConfig c;
   c.brokers = s.brokers;
@@ -126,6 +130,7 @@ absl::StatusOr<kafka::ClusterConfig> ClusterConfigOf(const ClusterSpec& s) {
   c.metadata_delay_max = s.metadata_delay_max;
   c.replica_fetch_interval = s.replica_fetch_interval;
   c.replica_lag_time_max = s.replica_lag_time_max;
+  c.zookeeper_session_timeout = s.zookeeper_session_timeout;
   return c;
 }
 
@@ -200,30 +205,30 @@ sim::Task<void> Drain(World* w) {
   sched->After(kCloseSettle, [sched] { sched->Stop("the producer's Close returned"); });
 }
 
-constexpr int kNewProducerAttempts = 10;
-
 // The application: create the producer, write the workload, close.
 sim::Task<void> Application(World* w, const Scenario* s, sarama::Config conf,
                             sarama::Profile profile) {
   sarama::Env env{&w->sched, &w->network, w->client, &w->record.producer};
   // NewAsyncProducer fails when no broker answers for metadata (a fault at
   // start-up); the application then tries again a second later, as a
-  // service that restarts would. Only one that never starts is an error.
+  // service that restarts would, for as long as the run lasts. One that
+  // never starts although the faults healed fails the liveness check.
   absl::StatusOr<std::unique_ptr<sarama::AsyncProducer>> p;
-  for (int attempt = 1;; ++attempt) {
+  w->record.producer_started = false;
+  for (;;) {
     p = co_await sarama::AsyncProducer::New(env, w->cluster.BootstrapNodes(), conf, profile);
     if (p.ok()) break;
-    if (attempt == kNewProducerAttempts) {
-      w->harness_error = absl::StrCat("NewAsyncProducer failed ", attempt,
-                                      " times; last: ", std::string(p.status().message()));
-      co_return;
-    }
-    const std::string why(p.status().message());
-    w->sched.trace().Note(w->sched.now(), w->sched.current_id(), 0, static_cast<uint64_t>(attempt),
-                          [&] { return absl::StrCat("app: NewAsyncProducer failed (", why,
-                                                    "); trying again in 1s"); });
+    ++w->record.new_producer_failures;
+    w->record.new_producer_error = std::string(p.status().message());
+    const std::string& why = w->record.new_producer_error;
+    w->sched.trace().Note(w->sched.now(), w->sched.current_id(), 0,
+                          static_cast<uint64_t>(w->record.new_producer_failures), [&] {
+                            return absl::StrCat("app: NewAsyncProducer failed (", why,
+                                                "); trying again in 1s");
+                          });
     co_await w->sched.Sleep(Duration::Seconds(1));
   }
+  w->record.producer_started = true;
   w->producer = std::move(*p);
   w->sched.Go("app.drain", Drain(w));
   const WorkloadSpec& wl = s->workload;
@@ -297,12 +302,16 @@ Verdict Decide(const RunOutput& out, std::string* failing) {
 
 RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   RunOutput out;
-  absl::StatusOr<sarama::Config> conf = ProducerConfig(s.producer);
+  absl::StatusOr<sarama::Config> conf = ProducerConfigOf(s.producer);
   absl::StatusOr<kafka::ClusterConfig> cc = ClusterConfigOf(s.cluster);
   absl::StatusOr<sarama::Profile> profile = sarama::ParseProfile(s.producer.profile);
   absl::StatusOr<sim::Policy> policy = sim::ParsePolicy(s.schedule.policy);
+  const std::optional<std::string> unrealistic = FirstUnrealisticFault(s);
+  const absl::Status realism = unrealistic ? absl::InvalidArgumentError(*unrealistic)
+                                           : absl::OkStatus();
+  out.mock_faults = HasMockFaults(s);
   for (const absl::Status& st : {conf.status(), cc.status(), profile.status(), policy.status(),
-                                 CheckBuggifySites(s.buggify)}) {
+                                 CheckBuggifySites(s.buggify), realism}) {
     if (!st.ok()) {
       out.verdict = Verdict::kHarnessError;
       out.harness_error = std::string(st.message());
@@ -330,7 +339,7 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   o.tape = s.schedule.tape;
   o.step_limit = static_cast<uint64_t>(s.limits.steps);
   // Once the faults healed, the run may go on for the liveness grace only.
-  const Time healed = schedule.healed_at();
+  const Time healed = schedule.healed_at(s.cluster.zookeeper_session_timeout);
   Time limit = Time() + s.limits.time;
   if (healed != Time::Max()) limit = std::min(limit, healed + s.limits.liveness_grace);
   o.time_limit = limit;
@@ -340,21 +349,22 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   w->network.SetDefaultLatency(LatencyOf(s.network.latency));
   w->record.idempotent = conf->producer.idempotent;
   w->record.required_acks = conf->producer.required_acks;
+  w->record.max_open_requests = conf->net.max_open_requests;
   w->record.faults_healed_at = healed == Time::Max() ? Time::Max() : healed;
   w->record.liveness_grace = s.limits.liveness_grace;
-  // A count-based fault (drop_responses, inject_error) lasts until its count
-  // is used, possibly long after it was applied; the world is fault-free
-  // only after its last use, so the liveness grace, and the run's time
-  // bound, start from there.
+  // A count-based fault (inject_error, lose_response, stall_response, the
+  // mocks) lasts until its count is used, possibly long after it was
+  // applied, and its effect may last beyond that use (a stalled response,
+  // stalled followers); the world is fault-free only once the last effect
+  // ended, so the liveness grace, and the run's time bound, start from there.
   if (healed != Time::Max()) {
     World* world = w.get();
     const Duration grace = s.limits.liveness_grace;
     const Time cap = Time() + s.limits.time;
-    w->cluster.set_count_fault_hook([world, grace, cap] {
-      const Time now = world->sched.now();
-      if (now <= world->record.faults_healed_at) return;
-      world->record.faults_healed_at = now;
-      world->sched.set_time_limit(std::min(cap, now + grace));
+    w->cluster.set_count_fault_hook([world, grace, cap](Time until) {
+      if (until <= world->record.faults_healed_at) return;
+      world->record.faults_healed_at = until;
+      world->sched.set_time_limit(std::min(cap, until + grace));
     });
   }
   schedule.Start(fault_models::World{&w->sched, &w->network, &w->cluster, w->client});

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "checks/check.h"
 #include "checks/run_record.h"
+#include "producer/config.h"
 #include "scenarios/scenario.h"
 
 namespace scenarios {
@@ -46,7 +47,14 @@ struct RunOutput {
   std::string trace;     // the rendered trace, if recorded
   std::string timeline;  // Perfetto trace-event JSON, if asked for
   std::string harness_error;
+  // The scenario has mock faults (what no real cluster does): the verdict
+  // is about a MockBroker-style world, and says so.
+  bool mock_faults = false;
 };
+
+// The profile's NewConfig with the scenario's settings on top, checked by
+// sarama::Config::Validate (an error is its message).
+absl::StatusOr<sarama::Config> ProducerConfigOf(const ProducerSpec& p);
 
 // Builds and runs. A Scenario that parsed is runnable; an error here is a
 // harness error (returned in the output, not as a status).

@@ -36,6 +36,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "scenarios/realism.h"
 #include "sim/core/assert.h"
 
 namespace scenarios {
@@ -89,7 +90,7 @@ constexpr std::string_view kKafkaVersions[] = {"0.11", "2.0", "2.1", "2.2",
 // The error codes the cluster model can return (sim/kafka/types.h
 // ErrorCode, without NONE): keep in sync.
 constexpr std::string_view kKafkaErrors[] = {
-    "OFFSET_OUT_OF_RANGE",        "CORRUPT_MESSAGE",
+    "UNKNOWN_SERVER_ERROR",       "OFFSET_OUT_OF_RANGE",        "CORRUPT_MESSAGE",
     "UNKNOWN_TOPIC_OR_PARTITION", "LEADER_NOT_AVAILABLE",
     "NOT_LEADER_OR_FOLLOWER",     "REQUEST_TIMED_OUT",
     "BROKER_NOT_AVAILABLE",       "REPLICA_NOT_AVAILABLE",
@@ -97,7 +98,8 @@ constexpr std::string_view kKafkaErrors[] = {
     "NOT_ENOUGH_REPLICAS",        "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
     "INVALID_REQUIRED_ACKS",      "OUT_OF_ORDER_SEQUENCE_NUMBER",
     "DUPLICATE_SEQUENCE_NUMBER",  "INVALID_PRODUCER_EPOCH",
-    "UNKNOWN_PRODUCER_ID",        "INVALID_RECORD"};
+    "KAFKA_STORAGE_ERROR",        "UNKNOWN_PRODUCER_ID",
+    "LISTENER_NOT_FOUND",         "INVALID_RECORD"};
 
 // The buggify sites, in canonical order: sim/net's, then sim/kafka's
 // (net::kBuggifySites, kafka::kBuggifySites; a test keeps them in sync).
@@ -137,18 +139,35 @@ struct FaultKindInfo {
 // As fault_models/faults.cc applies them. `topic` and `partition` go
 // together: both name one partition, neither means every partition. Only
 // partition and crash last until healed; the other kinds with a duration
-// end after it by themselves, so `heal` means nothing to them.
+// end after it by themselves, so `heal` means nothing to them. The mock
+// kinds come last (fault_models::IsMockKind).
 constexpr FaultKindInfo kFaultKinds[] = {
     {"reset", kFBroker, 0},
     {"partition", kFBroker | kFDirection | kFDuration | kFHeal, 0},
     {"crash", kFBroker | kFDuration | kFHeal, 0},
     {"move_leader", kFBroker | kFTopic | kFPartition, 0},
     {"shrink_isr", kFBroker | kFTopic | kFPartition | kFDuration, 0},
-    {"inject_error", kFBroker | kFTopic | kFPartition | kFError | kFApi | kFCount, kFError},
-    {"drop_responses", kFBroker | kFCount, 0},
+    {"inject_error",
+     kFBroker | kFTopic | kFPartition | kFError | kFApi | kFCount | kFDuration, kFError},
+    {"lose_response", kFBroker | kFApi | kFCount, 0},
+    {"stall_response", kFBroker | kFApi | kFCount | kFExtra, kFExtra},
     {"delay_processing", kFBroker | kFDuration | kFExtra, kFExtra},
     {"latency_spike", kFBroker | kFDirection | kFDuration | kFExtra, kFExtra},
     {"pause_fetching", kFBroker | kFDuration, 0},
+    {"mock.error", kFBroker | kFTopic | kFPartition | kFError | kFApi | kFCount, kFError},
+    {"mock.drop_response", kFBroker | kFCount, 0},
+};
+
+// Kinds that were renamed: a file naming one gets a hint to the new name.
+struct RenamedKind {
+  std::string_view old_name;
+  std::string_view hint;
+};
+constexpr RenamedKind kRenamedKinds[] = {
+    {"drop_responses",
+     "renamed mock.drop_response: no real broker skips a response on a live connection; "
+     "lose_response is the real event (the connection breaks after the broker processed the "
+     "request)"},
 };
 
 // The fault fields in canonical order.
@@ -1115,6 +1134,7 @@ void ReadCluster(TableReader& r, ClusterSpec* c) {
   r.Dur("metadata_delay_max", Duration(), &c->metadata_delay_max);
   r.Dur("replica_fetch_interval", Duration::Nanos(1), &c->replica_fetch_interval);
   r.Dur("replica_lag_time_max", Duration::Nanos(1), &c->replica_lag_time_max);
+  r.Dur("zookeeper_session_timeout", Duration::Nanos(1), &c->zookeeper_session_timeout);
   ReadTopics(r, brokers, c);
   const size_t before_isr = r.diag().count();
   r.Int("min_insync_replicas", 1, 16, &c->min_insync_replicas);
@@ -1242,6 +1262,7 @@ void ReadWorkload(TableReader& r, const ClusterSpec* cluster, const LimitsSpec* 
 struct FaultContext {
   const ClusterSpec* cluster = nullptr;
   const LimitsSpec* limits = nullptr;
+  const ProducerSpec* producer = nullptr;
 };
 
 // Reads the fields `kind` uses, and forbids the others.
@@ -1332,6 +1353,19 @@ void ReadFault(TableReader& r, const FaultContext& ctx, FaultSpec* f) {
   const size_t before = r.diag().count();
   const bool has_kind = r.Has("kind");
   const std::vector<std::string_view> kinds = FaultKindNames();
+  if (const toml::node* k = r.Get("kind"); k != nullptr && k->is_string()) {
+    for (const RenamedKind& old : kRenamedKinds) {
+      if (k->value<std::string>() != old.old_name) continue;
+      r.diag().Add(PosOf(k->source()),
+                   absl::StrCat(r.Name("kind"), " = ", Shown(old.old_name), " is gone"),
+                   std::string(old.hint));
+      for (const FaultFieldName& field : kFaultFieldNames) r.MarkKnown(field.name);
+      r.MarkKnown("kind");
+      r.MarkKnown("at");
+      r.Finish();
+      return;
+    }
+  }
   r.Enum("kind", kinds, &f->kind);
   const bool has_at = r.Has("at");
   r.Dur("at", Duration(), &f->at);
@@ -1356,6 +1390,11 @@ void ReadFault(TableReader& r, const FaultContext& ctx, FaultSpec* f) {
   if (!Clean(r.diag(), before)) return;
   if (ctx.cluster != nullptr) CheckFaultAgainstCluster(r, *kind, *f, *ctx.cluster);
   if (ctx.limits != nullptr) CheckFaultTiming(r, *f, *ctx.limits);
+  if (!Clean(r.diag(), before) || ctx.cluster == nullptr || ctx.producer == nullptr) return;
+  if (f->kind != "inject_error") return;
+  if (std::optional<FaultProblem> p = InjectErrorProblem(*f, *ctx.producer, *ctx.cluster)) {
+    r.diag().Add(r.PosOrTable(p->field), absl::StrCat(r.Name(p->field), ": ", p->what), p->hint);
+  }
 }
 
 void ReadFaults(TableReader& top, const FaultContext& ctx, std::vector<FaultSpec>* faults) {
@@ -1509,7 +1548,8 @@ void ReadTop(TableReader& top, Pos end, Scenario* s) {
   top.Int("seed", 0, static_cast<int64_t>(kSeedMax), &s->seed);
   top.Str("description", kMaxDescriptionBytes, &s->description);
   ReadSection(top, "schedule", [&](TableReader& r) { ReadSchedule(r, &s->schedule); });
-  ReadSection(top, "producer", [&](TableReader& r) { ReadProducer(r, &s->producer); });
+  const bool producer_ok =
+      ReadSection(top, "producer", [&](TableReader& r) { ReadProducer(r, &s->producer); });
   const bool limits_ok =
       ReadSection(top, "limits", [&](TableReader& r) { ReadLimits(r, &s->limits); });
   if (!top.Has("cluster")) {
@@ -1524,7 +1564,8 @@ void ReadTop(TableReader& top, Pos end, Scenario* s) {
   const LimitsSpec* limits = limits_ok ? &s->limits : nullptr;
   ReadSection(top, "workload",
               [&](TableReader& r) { ReadWorkload(r, cluster, limits, &s->workload); });
-  ReadFaults(top, FaultContext{cluster, limits}, &s->faults);
+  ReadFaults(top, FaultContext{cluster, limits, producer_ok ? &s->producer : nullptr},
+             &s->faults);
   ReadSection(top, "buggify", [&](TableReader& r) { ReadBuggify(r, &s->buggify); });
   ReadSection(top, "expect", [&](TableReader& r) {
     s->expect.emplace();
@@ -1630,7 +1671,8 @@ void PrintCluster(const ClusterSpec& c, std::string* out) {
                   "\nkafka_version = ", Q(c.kafka_version),
                   "\nmetadata_delay_max = ", Q(c.metadata_delay_max),
                   "\nreplica_fetch_interval = ", Q(c.replica_fetch_interval),
-                  "\nreplica_lag_time_max = ", Q(c.replica_lag_time_max), "\n");
+                  "\nreplica_lag_time_max = ", Q(c.replica_lag_time_max),
+                  "\nzookeeper_session_timeout = ", Q(c.zookeeper_session_timeout), "\n");
   for (const TopicSpec& t : c.topics) {
     absl::StrAppend(out, "\n[[cluster.topics]]\nname = ", Q(t.name),
                     "\npartitions = ", t.partitions,

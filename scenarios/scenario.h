@@ -78,6 +78,9 @@ struct ClusterSpec {
   Duration metadata_delay_max = Duration::Millis(20);
   Duration replica_fetch_interval = Duration::Millis(5);
   Duration replica_lag_time_max = Duration::Seconds(30);
+  // zookeeper.session.timeout.ms: how long the controller takes to notice a
+  // crashed broker (kafka::ClusterConfig).
+  Duration zookeeper_session_timeout = Duration::Seconds(18);
 
   bool operator==(const ClusterSpec&) const = default;
 };
@@ -113,7 +116,8 @@ struct WorkloadSpec {
 // One timed fault (fault_models/ applies and heals it).
 struct FaultSpec {
   // reset | partition | crash | move_leader | shrink_isr | inject_error |
-  // drop_responses | delay_processing | latency_spike | pause_fetching
+  // lose_response | stall_response | delay_processing | latency_spike |
+  // pause_fetching, and the mocks mock.error | mock.drop_response
   std::string kind;
   Duration at;
   std::optional<Duration> duration;  // unset: the kind's default (or instant)
@@ -121,10 +125,10 @@ struct FaultSpec {
   std::string direction = "both";    // partition/latency_spike: to_broker | from_broker | both
   std::string topic;                 // move_leader, shrink_isr, inject_error (optional)
   int32_t partition = -1;
-  std::string error;                 // inject_error: a Kafka error name
-  std::string api = "produce";       // inject_error: produce | metadata | init_producer_id
-  int32_t count = 1;                 // inject_error, drop_responses
-  Duration extra;                    // delay_processing, latency_spike
+  std::string error;                 // inject_error, mock.error: a Kafka error name
+  std::string api = "produce";       // produce | metadata | init_producer_id
+  int32_t count = 1;                 // the count-based kinds
+  Duration extra;                    // delay_processing, latency_spike, stall_response
   bool heal = true;                  // heal at the end of duration
 
   bool operator==(const FaultSpec&) const = default;

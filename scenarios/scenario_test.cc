@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "scenarios/realism.h"
 
 namespace scenarios {
 namespace {
@@ -524,8 +525,28 @@ std::vector<MalformedCase> MalformedCases() {
        fault + "kind = \"inject_error\"\nat = \"1s\"\nerror = \"NETWORK_EXCEPTION\"\n"
                "api = \"fetch\"\n",
        11, "unknown faults[0].api"},
-      {"count_zero", fault + "kind = \"drop_responses\"\nat = \"1s\"\ncount = 0\n", 10,
+      {"count_zero", fault + "kind = \"mock.drop_response\"\nat = \"1s\"\ncount = 0\n", 10,
        "count must be in 1..1000000"},
+      {"renamed_kind", fault + "kind = \"drop_responses\"\nat = \"1s\"\n", 8,
+       "renamed mock.drop_response"},
+      {"inject_error_without_a_cause",
+       fault + "kind = \"inject_error\"\nat = \"1s\"\nerror = \"OUT_OF_ORDER_SEQUENCE_NUMBER\"\n",
+       10, "does not answer a produce request with OUT_OF_ORDER_SEQUENCE_NUMBER"},
+      {"inject_error_needs_acks_all",
+       fault + "kind = \"inject_error\"\nat = \"1s\"\nerror = \"REQUEST_TIMED_OUT\"\n", 10,
+       "only to acks=all"},
+      {"inject_error_needs_min_insync",
+       kBase + "[producer]\nrequired_acks = \"wait_for_all\"\n[[faults]]\nkind = \"inject_error\"\n"
+               "at = \"1s\"\nerror = \"NOT_ENOUGH_REPLICAS\"\n",
+       12, "min_insync_replicas >= 2"},
+      {"inject_error_on_metadata",
+       fault + "kind = \"inject_error\"\nat = \"1s\"\nerror = \"NOT_LEADER_OR_FOLLOWER\"\n"
+               "api = \"metadata\"\n",
+       11, "at produce requests only"},
+      {"inject_error_cause_without_length",
+       fault + "kind = \"inject_error\"\nat = \"1s\"\nerror = \"NOT_LEADER_OR_FOLLOWER\"\n"
+               "duration = \"1s\"\n",
+       11, "has no length"},
       {"partition_without_topic",
        fault +
            "kind = \"inject_error\"\nat = \"1s\"\nerror = \"NETWORK_EXCEPTION\"\npartition = 1\n",
@@ -903,34 +924,51 @@ const TopicSpec& GenTopicOf(const ClusterSpec& c) {
   return c.topics[*rc::gen::inRange<size_t>(0, c.topics.size())];
 }
 
-// One fault of a random kind, using only the fields its kind reads.
+// One fault of a random kind, using only the fields its kind reads. An
+// inject_error may ask for an error its scenario cannot get from Kafka;
+// GenScenario turns those into mock.error.
 FaultSpec GenFault(const ClusterSpec& c, Duration time) {
   FaultSpec f;
   f.kind = OneOf({"reset", "partition", "crash", "move_leader", "shrink_isr", "inject_error",
-                  "drop_responses", "delay_processing", "latency_spike", "pause_fetching"});
+                  "lose_response", "stall_response", "delay_processing", "latency_spike",
+                  "pause_fetching", "mock.error", "mock.drop_response"});
   const std::string& k = f.kind;
   f.at = GenDuration(Duration(), time - Duration::Nanos(1));
   f.broker = Int32In(0, c.brokers - 1);
-  if (k != "reset" && k != "move_leader" && k != "inject_error" && k != "drop_responses") {
+  const bool count_based = k == "inject_error" || k == "lose_response" ||
+                           k == "stall_response" || k == "mock.error" ||
+                           k == "mock.drop_response";
+  if (k != "reset" && k != "move_leader" && !count_based) {
     f.duration = Maybe<Duration>([&] { return GenDuration(Duration(), time - f.at); });
   }
   if (k == "partition" || k == "crash") f.heal = *rc::gen::arbitrary<bool>();
   if (k == "partition" || k == "latency_spike") {
     f.direction = OneOf({"to_broker", "from_broker", "both"});
   }
-  const bool reads_topic = k == "move_leader" || k == "shrink_isr" || k == "inject_error";
+  const bool reads_topic =
+      k == "move_leader" || k == "shrink_isr" || k == "inject_error" || k == "mock.error";
   if (reads_topic && *rc::gen::arbitrary<bool>()) {
     const TopicSpec& t = GenTopicOf(c);
     f.topic = t.name;
     f.partition = Int32In(0, t.partitions - 1);
   }
   if (k == "inject_error") {
+    f.error = OneOf({"NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "NOT_ENOUGH_REPLICAS",
+                     "NOT_ENOUGH_REPLICAS_AFTER_APPEND"});
+    if (f.error == "NOT_ENOUGH_REPLICAS" || f.error == "NOT_ENOUGH_REPLICAS_AFTER_APPEND") {
+      f.duration = Maybe<Duration>([&] { return GenDuration(Duration(), time - f.at); });
+    }
+  }
+  if (k == "mock.error") {
     f.error =
         OneOf({"NOT_LEADER_OR_FOLLOWER", "NETWORK_EXCEPTION", "OUT_OF_ORDER_SEQUENCE_NUMBER"});
     f.api = OneOf({"produce", "metadata", "init_producer_id"});
   }
-  if (k == "inject_error" || k == "drop_responses") f.count = Int32In(1, 1000000);
-  if (k == "delay_processing" || k == "latency_spike") {
+  if (k == "lose_response" || k == "stall_response") {
+    f.api = OneOf({"produce", "metadata", "init_producer_id"});
+  }
+  if (count_based) f.count = Int32In(1, 1000000);
+  if (k == "delay_processing" || k == "latency_spike" || k == "stall_response") {
     f.extra = GenDuration(Duration::Nanos(1), Duration::Seconds(60));
   }
   return f;
@@ -966,6 +1004,12 @@ Scenario GenScenario() {
   s.workload = GenWorkload(s.cluster, s.limits.time);
   const int32_t faults = Int32In(0, 6);
   for (int32_t i = 0; i < faults; ++i) s.faults.push_back(GenFault(s.cluster, s.limits.time));
+  for (FaultSpec& f : s.faults) {
+    if (f.kind == "inject_error" && InjectErrorProblem(f, s.producer, s.cluster).has_value()) {
+      f.kind = "mock.error";  // any error, for a MockBroker port
+      f.duration.reset();
+    }
+  }
   for (const std::string_view site : BuggifySiteNames()) {
     if (*rc::gen::arbitrary<bool>()) s.buggify.sites.emplace_back(site);
   }

@@ -110,7 +110,9 @@ std::string TimelineJson(const sim::Scheduler& sched, const checks::RunRecord& r
   }
   for (const kafka::ResponseEvent& x : r.kafka.responses) {
     w.Event(absl::StrCat("response ", x.tp.ToString(), " ", std::string(kafka::ErrorCodeName(x.error)),
-                         x.dropped ? " (dropped)" : ""),
+                         x.fate != kafka::ResponseFate::kSent
+                             ? absl::StrCat(" (", std::string(kafka::ResponseFateName(x.fate)), ")")
+                             : std::string()),
             'i', x.at, kBrokersPid, static_cast<uint64_t>(x.broker.value));
   }
   for (const kafka::FaultEvent& f : r.kafka.faults) {

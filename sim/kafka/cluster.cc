@@ -116,10 +116,12 @@ std::vector<TopicPartition> Cluster::AllPartitions() const {
   return out;
 }
 
+// The brokers the controller believes alive: registered in ZooKeeper. A
+// crashed broker stays among them until its session expires.
 std::vector<BrokerId> Cluster::LiveBrokers() const {
   std::vector<BrokerId> out;
   for (const auto& b : brokers_) {
-    if (b->up_) out.push_back(b->id_);
+    if (b->registered_) out.push_back(b->id_);
   }
   return out;
 }
@@ -184,10 +186,12 @@ void Cluster::ApplyView(Broker* b, const std::shared_ptr<const MetadataView>& vi
 
 void Cluster::ElectLeader(const TopicPartition& tp, PartitionState& p) {
   // Clean election: the first replica, in preference order, that is in the
-  // ISR and alive. None: the partition is offline until one comes back.
+  // ISR and alive as far as the controller knows (a crash it has not yet
+  // noticed can be elected: the partition then stays unavailable until the
+  // session expires). None: the partition is offline until one comes back.
   p.leader = BrokerId::kNone;
   for (BrokerId r : p.replicas) {
-    if (Contains(p.isr, r) && broker(r).up_) {
+    if (Contains(p.isr, r) && broker(r).registered_) {
       p.leader = r;
       break;
     }
@@ -205,6 +209,7 @@ void Cluster::CrashBroker(BrokerId id) {
   if (!b.up_) return;
   b.up_ = false;
   ++b.incarnation_;
+  const uint64_t serial = ++b.crash_serial_;
   network_.SetNodeUp(b.node_, false);
   // In-memory state is gone; the log stays on disk.
   for (auto& [tp, r] : b.replicas_) {
@@ -213,27 +218,64 @@ void Cluster::CrashBroker(BrokerId id) {
     r->follower_caught_up.clear();
   }
   b.injected_.clear();
-  b.drop_responses_ = 0;
+  b.response_faults_.clear();
+  changed_.Notify();
+  // The controller notices when the broker's ZooKeeper session expires.
+  if (config_.zookeeper_session_timeout.nanos() == 0) {
+    DetectCrash(id, serial);
+    return;
+  }
+  sched_.After(config_.zookeeper_session_timeout,
+               [this, id, serial] { DetectCrash(id, serial); });
+}
+
+// kafka 2.6.3 KafkaController.onBrokerFailure -> onReplicasBecomeOffline:
+// the dead broker leaves every ISR (the last member stays: the partition is
+// offline), and the partitions it led get a new leader.
+void Cluster::DetectCrash(BrokerId id, uint64_t crash_serial) {
+  Broker& b = broker(id);
+  if (b.crash_serial_ != crash_serial || !b.registered_) return;
+  if (b.up_) return;  // restarted in the meantime and registered anew
+  b.registered_ = false;
+  sched_.trace().Note(sched_.now(), sched_.current_id(), 0x64746374 /*dtct*/,
+                      static_cast<uint64_t>(id.value), [&] {
+                        return absl::StrCat("controller: broker-", id.value,
+                                            "'s session expired");
+                      });
   for (auto& [tp, p] : partitions_) {
-    // Kafka keeps the last ISR member when the partition goes offline.
     if (Contains(p.isr, id) && p.isr.size() > 1) Erase(p.isr, id);
     if (p.leader == id) ElectLeader(tp, p);
   }
   Publish();
   changed_.Notify();
+  if (b.restart_pending_) {
+    b.restart_pending_ = false;
+    Rejoin(b);
+  }
 }
 
 void Cluster::RestartBroker(BrokerId id) {
   Broker& b = broker(id);
   if (b.up_) return;
+  if (b.registered_) {
+    // Its old session is still alive: the restarted broker cannot register
+    // (the ephemeral node /brokers/ids/N exists) until it expires.
+    b.restart_pending_ = true;
+    return;
+  }
+  Rejoin(b);
+}
+
+void Cluster::Rejoin(Broker& b) {
   b.up_ = true;
+  b.registered_ = true;
   network_.SetNodeUp(b.node_, true);
   for (auto& [tp, r] : b.replicas_) {
     RebuildProducerState(*r);
     r->needs_truncation = true;
   }
   for (auto& [tp, p] : partitions_) {
-    if (p.leader == BrokerId::kNone && Contains(p.replicas, id)) ElectLeader(tp, p);
+    if (p.leader == BrokerId::kNone && Contains(p.replicas, b.id_)) ElectLeader(tp, p);
   }
   // The restarted broker learns the current metadata at once (it registers
   // with the controller); the others after the usual delay.
@@ -247,7 +289,7 @@ absl::Status Cluster::MoveLeader(const TopicPartition& tp, BrokerId to) {
     return absl::NotFoundError(absl::StrCat("no partition ", tp.ToString()));
   }
   PartitionState& p = it->second;
-  if (!Contains(p.isr, to) || !broker(to).up_) {
+  if (!Contains(p.isr, to) || !broker(to).registered_) {
     return absl::FailedPreconditionError(
         absl::StrCat("broker-", to.value, " is not a live ISR member of ", tp.ToString()));
   }
@@ -273,15 +315,45 @@ absl::Status Cluster::ShrinkIsr(const TopicPartition& tp, BrokerId b, Time until
   return absl::OkStatus();
 }
 
-void Cluster::InjectError(BrokerId b, ApiKey api, std::optional<TopicPartition> tp,
-                          ErrorCode error, int32_t count) {
-  PRODSIM_ASSERT(count >= 1);
-  broker(b).injected_.push_back(InjectedError{api, std::move(tp), error, count});
+bool Cluster::CausableError(ErrorCode e) {
+  return e == ErrorCode::NOT_LEADER_OR_FOLLOWER || e == ErrorCode::NOT_ENOUGH_REPLICAS ||
+         e == ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND || e == ErrorCode::REQUEST_TIMED_OUT;
 }
 
-void Cluster::DropResponses(BrokerId b, int32_t count) {
+void Cluster::CauseError(BrokerId b, std::optional<TopicPartition> tp, ErrorCode error,
+                         int32_t count, Duration lasting) {
   PRODSIM_ASSERT(count >= 1);
-  broker(b).drop_responses_ += count;
+  PRODSIM_ASSERT_MSG(CausableError(error), "no cause is modelled for this error");
+  broker(b).injected_.push_back(
+      InjectedError{ApiKey::kProduce, std::move(tp), error, count, false, lasting});
+}
+
+void Cluster::MockError(BrokerId b, ApiKey api, std::optional<TopicPartition> tp, ErrorCode error,
+                        int32_t count) {
+  PRODSIM_ASSERT(count >= 1);
+  broker(b).injected_.push_back(InjectedError{api, std::move(tp), error, count, true, Duration()});
+}
+
+void Cluster::LoseResponses(BrokerId b, ApiKey api, int32_t count) {
+  PRODSIM_ASSERT(count >= 1);
+  broker(b).response_faults_.push_back(
+      ResponseFault{ResponseFault::Kind::kLose, api, count, Duration()});
+}
+
+void Cluster::StallResponses(BrokerId b, ApiKey api, int32_t count, Duration hold) {
+  PRODSIM_ASSERT(count >= 1);
+  PRODSIM_ASSERT(hold.nanos() > 0);
+  broker(b).response_faults_.push_back(ResponseFault{ResponseFault::Kind::kStall, api, count, hold});
+}
+
+void Cluster::MockDropResponses(BrokerId b, int32_t count) {
+  PRODSIM_ASSERT(count >= 1);
+  broker(b).response_faults_.push_back(
+      ResponseFault{ResponseFault::Kind::kMockDrop, std::nullopt, count, Duration()});
+}
+
+void Cluster::UsedCountFault(Time until) {
+  if (count_fault_hook_) count_fault_hook_(until);
 }
 
 void Cluster::DelayProcessing(BrokerId b, Duration extra, Time until) {
@@ -551,18 +623,53 @@ sim::Task<void> Cluster::Serve(Broker* b, net::Endpoint ep, uint64_t incarnation
     net::PayloadPtr out = co_await Handle(b, *m, incarnation);
     if (b->incarnation_ != incarnation) co_return;
     if (out == nullptr) continue;  // acks=0
-    if (b->drop_responses_ > 0) {
-      --b->drop_responses_;
-      if (count_fault_hook_) count_fault_hook_();
-      for (ResponseEvent& r : history_->responses) {
-        if (r.broker == b->id_ && r.correlation_id == m->correlation_id &&
-            r.at == sched_.now()) {
-          r.dropped = true;
-        }
-      }
+    const Time processed = sched_.now();
+    const std::optional<ResponseFault> fault = TakeResponseFault(b, m->api);
+    if (!fault) {
+      ep.Send(std::move(out));
       continue;
     }
-    ep.Send(std::move(out));
+    switch (fault->kind) {
+      case ResponseFault::Kind::kMockDrop:
+        MarkResponses(b, m->correlation_id, processed, ResponseFate::kMockDropped);
+        continue;
+      case ResponseFault::Kind::kLose:
+        // Written, then the connection breaks before the bytes arrive.
+        MarkResponses(b, m->correlation_id, processed, ResponseFate::kLost);
+        ep.Close();
+        co_return;
+      case ResponseFault::Kind::kStall:
+        co_await sched_.Sleep(fault->hold);
+        if (b->incarnation_ != incarnation) co_return;
+        if (!ep.Send(std::move(out))) {
+          MarkResponses(b, m->correlation_id, processed, ResponseFate::kLate);
+          co_return;
+        }
+        continue;
+    }
+  }
+}
+
+std::optional<ResponseFault> Cluster::TakeResponseFault(Broker* b, ApiKey api) {
+  for (auto it = b->response_faults_.begin(); it != b->response_faults_.end(); ++it) {
+    if (it->api.has_value() && *it->api != api) continue;
+    ResponseFault f = *it;
+    if (--it->remaining == 0) b->response_faults_.erase(it);
+    UsedCountFault(sched_.now() + f.hold);
+    return f;
+  }
+  return std::nullopt;
+}
+
+// The History's records of the response to `correlation_id`, made at
+// `processed` (correlation ids repeat across connections, times do not
+// within one broker's connection).
+void Cluster::MarkResponses(const Broker* b, int32_t correlation_id, Time processed,
+                            ResponseFate fate) {
+  for (ResponseEvent& r : history_->responses) {
+    if (r.broker == b->id_ && r.correlation_id == correlation_id && r.at == processed) {
+      r.fate = fate;
+    }
   }
 }
 
@@ -575,14 +682,14 @@ sim::Task<net::PayloadPtr> Cluster::Handle(Broker* b, const Message& m, uint64_t
       r->api = m.api;
       r->is_response = true;
       r->correlation_id = m.correlation_id;
-      if (auto injected = TakeInjected(b, m.api, nullptr)) {
+      if (auto injected = TakeMockError(b, m.api, nullptr)) {
         r->error = *injected;
       } else {
         r->producer_id = ProducerId(next_producer_id_++);
         r->producer_epoch = Epoch(0);
       }
       history_->responses.push_back(ResponseEvent{sched_.now(), b->id_, m.api, m.correlation_id,
-                                                  {}, r->error, Offset::kNone, false});
+                                                  {}, r->error, Offset::kNone});
       co_return r;
     }
     case ApiKey::kApiVersions:
@@ -595,16 +702,114 @@ sim::Task<net::PayloadPtr> Cluster::Handle(Broker* b, const Message& m, uint64_t
   co_return nullptr;
 }
 
-std::optional<ErrorCode> Cluster::TakeInjected(Broker* b, ApiKey api, const TopicPartition* tp) {
+std::optional<ErrorCode> Cluster::TakeMockError(Broker* b, ApiKey api, const TopicPartition* tp) {
   for (auto it = b->injected_.begin(); it != b->injected_.end(); ++it) {
-    if (it->api != api) continue;
+    if (!it->mock || it->api != api) continue;
     if (it->tp.has_value() && (tp == nullptr || *it->tp != *tp)) continue;
     const ErrorCode e = it->error;
     if (--it->remaining == 0) b->injected_.erase(it);
-    if (count_fault_hook_) count_fault_hook_();
+    UsedCountFault(sched_.now());
     return e;
   }
   return std::nullopt;
+}
+
+// The causes of CauseError that act at this point of a produce request.
+void Cluster::BringAbout(Broker* b, const TopicPartition& tp, int16_t acks, Time deadline,
+                         bool after_append) {
+  for (auto it = b->injected_.begin(); it != b->injected_.end(); ++it) {
+    if (it->mock || it->api != ApiKey::kProduce) continue;
+    if (it->tp.has_value() && *it->tp != tp) continue;
+    const bool post = it->error == ErrorCode::REQUEST_TIMED_OUT ||
+                      it->error == ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+    if (post != after_append) continue;
+    if (it->error != ErrorCode::NOT_LEADER_OR_FOLLOWER && acks != -1) continue;
+    const InjectedError e = *it;
+    if (!TryCause(b, tp, e, deadline)) continue;
+    if (--it->remaining == 0) b->injected_.erase(it);
+    Duration lasting = e.lasting;
+    if (e.error == ErrorCode::REQUEST_TIMED_OUT) lasting = deadline - sched_.now();
+    if (e.error == ErrorCode::NOT_LEADER_OR_FOLLOWER) lasting = Duration();
+    UsedCountFault(sched_.now() + lasting);
+    return;
+  }
+}
+
+// One cause, if it can act now; records what it did.
+bool Cluster::TryCause(Broker* b, const TopicPartition& tp, const InjectedError& e, Time deadline) {
+  PartitionState& p = partitions_.at(tp);
+  if (p.leader != b->id_ || !b->Leads(tp)) return false;  // nothing to take from it
+  std::string what;
+  switch (e.error) {
+    case ErrorCode::NOT_LEADER_OR_FOLLOWER: {
+      // kafka 2.6.3: a preferred-replica election or reassignment moves the
+      // leadership (PartitionStateMachine.electLeaderForPartitions); the old
+      // leader answers NOT_LEADER_OR_FOLLOWER once it has processed its
+      // LeaderAndIsr (Partition.makeFollower), here before this request.
+      BrokerId to = BrokerId::kNone;
+      for (BrokerId r : p.replicas) {
+        if (r != b->id_ && Contains(p.isr, r) && broker(r).registered_ && broker(r).up_) {
+          to = r;
+          break;
+        }
+      }
+      if (to == BrokerId::kNone) return false;
+      p.leader = to;
+      ++p.leader_epoch;
+      what = absl::StrCat("leadership of ", tp.ToString(), " moves to broker-", to.value);
+      break;
+    }
+    case ErrorCode::NOT_ENOUGH_REPLICAS:
+    case ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+      if (!ShrinkBelowMinIsr(b, tp, e.lasting)) return false;
+      what = absl::StrCat("the ISR of ", tp.ToString(), " shrinks below min.insync.replicas for ",
+                          e.lasting.ToString());
+      break;
+    case ErrorCode::REQUEST_TIMED_OUT: {
+      // The followers stop fetching (a slow disk, a GC pause, a network
+      // problem between brokers) until the request has timed out; they
+      // stay in the ISR (replica.lag.time.max has not passed).
+      if (p.isr.size() < 2) return false;
+      const Time until = deadline + config_.replica_fetch_interval;
+      for (BrokerId f : p.isr) {
+        if (f == b->id_) continue;
+        Replica* r = broker(f).MutableReplica(tp);
+        r->fetch_paused_until = std::max(r->fetch_paused_until, until);
+      }
+      what = absl::StrCat("the followers of ", tp.ToString(), " stall until ", until.ToString());
+      RecordFault(absl::StrCat("inject_error ", ErrorCodeName(e.error), " on broker-", b->id_.value,
+                               ": ", what));
+      return true;
+    }
+    default:
+      PRODSIM_ASSERT_MSG(false, "no cause is modelled for this error");
+  }
+  // The leader learns the change before it goes on with the request; the
+  // other brokers after the usual delay.
+  ApplyView(b, Publish());
+  RecordFault(absl::StrCat("inject_error ", ErrorCodeName(e.error), " on broker-", b->id_.value,
+                           ": ", what));
+  return true;
+}
+
+// kafka 2.6.3 Partition.maybeShrinkIsr, at the moment its lag check drops
+// followers that had not caught up for replica.lag.time.max: the leader
+// shrinks the ISR (and learns it at once); the dropped followers keep
+// stalling for `lasting`, then catch up and rejoin.
+bool Cluster::ShrinkBelowMinIsr(Broker* leader, const TopicPartition& tp, Duration lasting) {
+  PartitionState& p = partitions_.at(tp);
+  const size_t min_isr = static_cast<size_t>(config_.min_insync_replicas);
+  if (min_isr < 2 || p.isr.size() < min_isr) return false;
+  const Time until = sched_.now() + lasting;
+  // The last in preference order go first.
+  for (auto it = p.replicas.rbegin(); it != p.replicas.rend() && p.isr.size() >= min_isr; ++it) {
+    if (*it == leader->id_ || !Contains(p.isr, *it)) continue;
+    Erase(p.isr, *it);
+    Replica* r = broker(*it).MutableReplica(tp);
+    r->fetch_paused_until = std::max(r->fetch_paused_until, until);
+  }
+  PRODSIM_ASSERT(p.isr.size() < min_isr);
+  return true;
 }
 
 std::shared_ptr<MetadataResponse> Cluster::HandleMetadata(Broker* b, const MetadataRequest& m) {
@@ -612,7 +817,7 @@ std::shared_ptr<MetadataResponse> Cluster::HandleMetadata(Broker* b, const Metad
   r->api = m.api;
   r->is_response = true;
   r->correlation_id = m.correlation_id;
-  const std::optional<ErrorCode> injected = TakeInjected(b, m.api, nullptr);
+  const std::optional<ErrorCode> injected = TakeMockError(b, m.api, nullptr);
   for (BrokerId id : b->view_.live_brokers) r->brokers.push_back({id, broker(id).node_});
   r->controller = BrokerId(0);
   std::vector<std::string> names = m.topics;
@@ -626,7 +831,15 @@ std::shared_ptr<MetadataResponse> Cluster::HandleMetadata(Broker* b, const Metad
       if (tp.topic != name) continue;
       PartitionMetadata pm{ErrorCode::NONE, tp.partition, st.leader, st.leader_epoch,
                            st.replicas, st.isr};
-      if (st.leader == BrokerId::kNone) pm.error = ErrorCode::LEADER_NOT_AVAILABLE;
+      if (st.leader == BrokerId::kNone) {
+        // kafka 2.0 to 2.6 MetadataCache.getPartitionMetadata: for a
+        // partition without a live leader, a v6+ request gets
+        // LISTENER_NOT_FOUND (it tests the answering broker, not the
+        // leader, for liveness: KAFKA-10312, fixed in 2.7.0).
+        pm.error = config_.version != KafkaVersion::k0_11 && m.version >= 6
+                       ? ErrorCode::LISTENER_NOT_FOUND
+                       : ErrorCode::LEADER_NOT_AVAILABLE;
+      }
       t.partitions.push_back(std::move(pm));
     }
     if (t.partitions.empty()) t.error = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION;
@@ -700,14 +913,19 @@ sim::Task<std::shared_ptr<ProduceResponse>> Cluster::HandleProduce(Broker* b,
   const bool acks_valid = m.acks == -1 || m.acks == 0 || m.acks == 1;
   // Offsets each partition must reach for acks=all.
   absl::btree_map<TopicPartition, Offset> waiting;
+  const Time deadline = sched_.now() + m.timeout;
   for (const auto& [tp, batch] : m.batches) {
     ProducePartitionResponse pr;
-    if (auto injected = TakeInjected(b, m.api, &tp)) {
+    if (auto injected = TakeMockError(b, m.api, &tp)) {
       pr.error = *injected;
     } else if (!acks_valid) {
       pr.error = ErrorCode::INVALID_REQUIRED_ACKS;
     } else {
+      BringAbout(b, tp, m.acks, deadline, /*after_append=*/false);
       pr = AppendAsLeader(b, tp, batch, m.acks);
+      if (pr.error == ErrorCode::NONE) {
+        BringAbout(b, tp, m.acks, deadline, /*after_append=*/true);
+      }
       // Kafka (ReplicaManager.appendRecords) requires the high watermark to
       // pass lastOffset + 1 for every successful partition, a duplicate
       // included: a resend is answered with the original batch's offsets
@@ -721,7 +939,6 @@ sim::Task<std::shared_ptr<ProduceResponse>> Cluster::HandleProduce(Broker* b,
   }
   // acks=all: wait until the high watermark passes every appended batch, the
   // request times out, or this broker stops leading.
-  const Time deadline = sched_.now() + m.timeout;
   while (!waiting.empty()) {
     if (b->incarnation_ != incarnation) co_return nullptr;
     for (auto it = waiting.begin(); it != waiting.end();) {
@@ -751,7 +968,7 @@ sim::Task<std::shared_ptr<ProduceResponse>> Cluster::HandleProduce(Broker* b,
   }
   for (const auto& [tp, pr] : resp->partitions) {
     history_->responses.push_back(ResponseEvent{sched_.now(), b->id_, m.api, m.correlation_id,
-                                                tp, pr.error, pr.base_offset, false});
+                                                tp, pr.error, pr.base_offset});
   }
   if (m.acks == 0) co_return nullptr;
   co_return resp;

@@ -22,7 +22,22 @@
 //   pending requests) and keeps its log; on restart it rebuilds producer
 //   state from the log, and as a follower truncates its log to where it
 //   agrees with the leader's (what leader epochs achieve), which removes an
-//   uncommitted suffix written while it led.
+//   uncommitted suffix written while it led. The controller learns of a
+//   crash only when the broker's ZooKeeper session expires
+//   (zookeeper.session.timeout.ms, 18 s in 2.6: KafkaController.
+//   onBrokerFailure runs then): until then the dead broker stays in every
+//   ISR and keeps the partitions it led, so they are unavailable and an
+//   acks=all write to a partition it follows waits (REQUEST_TIMED_OUT). A
+//   broker restarted before its old session expired cannot register
+//   (its ephemeral node is still there), so it rejoins at the expiry.
+// - Faults on responses (fault_models/ drives them): a lost response (the
+//   request is processed, then the connection breaks before the answer
+//   arrives: both sides see the reset), a stalled response (held longer
+//   than the client waits; it dies with the connection the client closes),
+//   and an error brought about by its real cause at a request (a leadership
+//   move, an ISR shrink, stalled followers). Mock faults, for ports of
+//   Sarama's MockBroker tests only, answer with any error unprocessed or
+//   skip a response on a live connection, which no real broker does.
 // - Buggify (sim/core/buggify.h), when given one: broker.slow_request makes
 //   one request's processing slower (responses reorder across connections
 //   and brokers), broker.slow_metadata makes one broker learn a metadata
@@ -80,6 +95,9 @@ struct ClusterConfig {
   Duration replica_fetch_wait_max = Duration::Millis(500);
   Duration request_processing = Duration::Micros(200);
   int64_t first_producer_id = 1000;
+  // zookeeper.session.timeout.ms: how long after a crash the controller
+  // notices it (2.6 default: 18 s). Zero, for tests only: at once.
+  Duration zookeeper_session_timeout = Duration::Seconds(18);
 };
 
 // The cluster's buggify sites. Rates are per opportunity: per request a
@@ -133,11 +151,25 @@ struct Replica {
   absl::btree_map<int32_t, Time> follower_caught_up;
 };
 
+// An error to bring about at the next produce requests that allow it
+// (Cluster::CauseError), or, for a mock, to answer with unprocessed.
 struct InjectedError {
   ApiKey api = ApiKey::kProduce;
   std::optional<TopicPartition> tp;  // all partitions if unset
   ErrorCode error = ErrorCode::NONE;
   int32_t remaining = 0;
+  bool mock = false;
+  Duration lasting;  // NOT_ENOUGH_REPLICAS*: how long the dropped followers stall
+};
+
+// A fault on the responses of one broker (lose_response, stall_response,
+// mock.drop_response), used up one response at a time.
+struct ResponseFault {
+  enum class Kind { kLose, kStall, kMockDrop };
+  Kind kind = Kind::kLose;
+  std::optional<ApiKey> api;  // unset: any request (mock.drop_response)
+  int32_t remaining = 0;
+  Duration hold;  // kStall
 };
 
 class Cluster;
@@ -159,11 +191,17 @@ class Broker {
   BrokerId id_;
   net::NodeId node_;
   bool up_ = true;
+  // The controller's view: the broker's ZooKeeper registration is alive.
+  // False only between the expiry of a crashed broker's session and its
+  // restart.
+  bool registered_ = true;
+  bool restart_pending_ = false;  // restarted before its session expired
+  uint64_t crash_serial_ = 0;
   uint64_t incarnation_ = 1;
   MetadataView view_;
   absl::btree_map<TopicPartition, std::unique_ptr<Replica>> replicas_;
   std::vector<InjectedError> injected_;
-  int32_t drop_responses_ = 0;
+  std::vector<ResponseFault> response_faults_;
   Duration extra_processing_;
   Time extra_processing_until_;
   Time fetch_paused_until_;
@@ -198,17 +236,50 @@ class Cluster {
   // `tp` until `until` (a follower that kept fetching would rejoin at once,
   // as in Kafka, where a shrink is the consequence of lag).
   absl::Status ShrinkIsr(const TopicPartition& tp, BrokerId b, Time until);
-  // Answers the next `count` requests of `api` on broker `b` (for Produce:
+  // inject_error: brings `error` about at the next `count` produce requests
+  // to `b` (for partition `tp`, or any) where its real cause can act, by
+  // that cause, with its side effects (fault_models/README.md has the table):
+  //   NOT_LEADER_OR_FOLLOWER: the controller moves the leadership to another
+  //     live ISR member, and `b` learns it before it takes up the request;
+  //   NOT_ENOUGH_REPLICAS (acks=all): followers drop out of the ISR, below
+  //     min.insync.replicas, before the append; they stall for `lasting`;
+  //   NOT_ENOUGH_REPLICAS_AFTER_APPEND (acks=all): the same right after the
+  //     append, so the high watermark passes the batch with too small an ISR;
+  //   REQUEST_TIMED_OUT (acks=all): the ISR followers stop fetching the
+  //     partition until the request's timeout has passed; the batch stays in
+  //     the log and is committed once they catch up.
+  // A request the cause cannot act on (no other ISR member, acks != all, an
+  // ISR too small to shrink) is served as usual and uses up nothing.
+  // REQUIRES: CausableError(error), count >= 1.
+  void CauseError(BrokerId b, std::optional<TopicPartition> tp, ErrorCode error, int32_t count,
+                  Duration lasting);
+  // The errors CauseError brings about.
+  static bool CausableError(ErrorCode e);
+  // mock.error (a MockBroker's canned error, which no real broker gives):
+  // answers the next `count` requests of `api` on broker `b` (for Produce:
   // the partition `tp`, or every partition) with `error`, unprocessed.
-  void InjectError(BrokerId b, ApiKey api, std::optional<TopicPartition> tp, ErrorCode error,
-                   int32_t count);
-  // Processes the next `count` requests on `b` fully, then sends no response.
-  void DropResponses(BrokerId b, int32_t count);
-  // Called each time a count-based fault (InjectError, DropResponses) takes
-  // effect. Such a fault lasts until its count is used, which may be long
-  // after it was applied (a lost response to a request retried every 30 s),
-  // so the world is fault-free only after its last use.
-  void set_count_fault_hook(absl::AnyInvocable<void()> hook) {
+  void MockError(BrokerId b, ApiKey api, std::optional<TopicPartition> tp, ErrorCode error,
+                 int32_t count);
+  // lose_response: the next `count` requests of `api` that `b` answers are
+  // processed in full, then the connection breaks before the response gets
+  // to the client: both sides see the reset, and requests sent behind it on
+  // that connection are lost.
+  void LoseResponses(BrokerId b, ApiKey api, int32_t count);
+  // stall_response: the next `count` responses of `api` on `b` are held for
+  // `hold` after processing (a GC pause, a slow disk); the connection stays
+  // muted meanwhile (Kafka reads no request on a connection while it owes a
+  // response). A response whose connection closed meanwhile is dropped.
+  void StallResponses(BrokerId b, ApiKey api, int32_t count, Duration hold);
+  // mock.drop_response (which no real broker does): processes the next
+  // `count` requests on `b` fully, then sends no response on a connection
+  // that stays open.
+  void MockDropResponses(BrokerId b, int32_t count);
+  // Called each time a count-based fault (the five above) takes effect,
+  // with the time its effect ends. Such a fault lasts until its count is
+  // used, which may be long after it was applied (a lost response to a
+  // request retried every 30 s), so the world is fault-free only after its
+  // last use.
+  void set_count_fault_hook(absl::AnyInvocable<void(Time)> hook) {
     count_fault_hook_ = std::move(hook);
   }
   // Adds `extra` to the processing of every request on `b` until `until`.
@@ -235,7 +306,21 @@ class Cluster {
                                                             uint64_t incarnation);
   ProducePartitionResponse AppendAsLeader(Broker* b, const TopicPartition& tp,
                                           const RecordBatch& batch, int16_t acks);
-  std::optional<ErrorCode> TakeInjected(Broker* b, ApiKey api, const TopicPartition* tp);
+  std::optional<ErrorCode> TakeMockError(Broker* b, ApiKey api, const TopicPartition* tp);
+  // CauseError's causes that act before (`after_append` false) or after an
+  // append of `tp` by leader `b` for a request with `acks` and `deadline`.
+  void BringAbout(Broker* b, const TopicPartition& tp, int16_t acks, Time deadline,
+                  bool after_append);
+  bool TryCause(Broker* b, const TopicPartition& tp, const InjectedError& e, Time deadline);
+  // Drops followers of `tp` from its ISR until it is below min.insync;
+  // they stall for `lasting`. False if it cannot (ISR already too small).
+  bool ShrinkBelowMinIsr(Broker* leader, const TopicPartition& tp, Duration lasting);
+  std::optional<ResponseFault> TakeResponseFault(Broker* b, ApiKey api);
+  void MarkResponses(const Broker* b, int32_t correlation_id, Time processed, ResponseFate fate);
+  void UsedCountFault(Time until);
+  // The controller learns that `b` crashed (its session expired).
+  void DetectCrash(BrokerId id, uint64_t crash_serial);
+  void Rejoin(Broker& b);
   void FetchFrom(Broker* follower, Broker* leader, const TopicPartition& tp);
   void Truncate(Broker* b, Replica& r, const TopicPartition& tp, size_t keep_batches);
   void RebuildProducerState(Replica& r);
@@ -259,7 +344,7 @@ class Cluster {
   net::Network& network_;
   ClusterConfig config_;
   History* history_;
-  absl::AnyInvocable<void()> count_fault_hook_;
+  absl::AnyInvocable<void(Time)> count_fault_hook_;
   sim::Prng prng_;
   sim::Buggify* buggify_ = nullptr;
   std::vector<std::unique_ptr<Broker>> brokers_;

@@ -46,11 +46,15 @@ struct World {
     o.time_limit = Time() + Duration::Seconds(600);
     return o;
   }
+  // The controller notices a crash at once here: these tests are about
+  // what follows the election. CrashDetectedWhenTheSessionExpires tests the
+  // delay itself.
   static ClusterConfig DefaultConfig() {
     ClusterConfig c;
     c.brokers = 3;
     c.topics = {TopicConfig{"t", 3, 3}};
     c.min_insync_replicas = 2;
+    c.zookeeper_session_timeout = Duration();
     return c;
   }
   net::NodeId Node(BrokerId b) { return cluster.broker(b).node(); }
@@ -195,7 +199,7 @@ TEST(ClusterTest, AcksAllBatchLostWithCrashedLeaderThenRetried) {
 
 Task<void> DuplicateAfterFailover(World* w) {
   // Batch seq 0-2 is committed on all replicas, but its response is lost.
-  w->cluster.DropResponses(BrokerId(0), 1);
+  w->cluster.MockDropResponses(BrokerId(0), 1);
   Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 3, -1, 1),
                                    Duration::Millis(500));
   EXPECT_FALSE(o.status.ok());
@@ -220,7 +224,7 @@ TEST(ClusterTest, DuplicateRecognisedAfterFailover) {
   World w;
   EXPECT_EQ(w.Run(DuplicateAfterFailover(&w)).outcome, sim::Outcome::kAllDone);
   ASSERT_FALSE(w.history.responses.empty());
-  EXPECT_TRUE(w.history.responses.front().dropped);
+  EXPECT_EQ(w.history.responses.front().fate, kafka::ResponseFate::kMockDropped);
 }
 
 Task<void> TimeoutThenCommitted(World* w) {
@@ -314,7 +318,7 @@ TEST(ClusterTest, StaleMetadataAnswersNotLeader) {
 }
 
 Task<void> Injected(World* w) {
-  w->cluster.InjectError(BrokerId(0), ApiKey::kProduce, kT0, ErrorCode::NOT_LEADER_OR_FOLLOWER, 2);
+  w->cluster.MockError(BrokerId(0), ApiKey::kProduce, kT0, ErrorCode::NOT_LEADER_OR_FOLLOWER, 2);
   for (int i = 0; i < 2; ++i) {
     Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 1));
     EXPECT_EQ(o.part.error, ErrorCode::NOT_LEADER_OR_FOLLOWER);
@@ -323,7 +327,7 @@ Task<void> Injected(World* w) {
   EXPECT_EQ(o.part.error, ErrorCode::NONE);
 }
 
-// An injected error answers the next N requests unprocessed, then stops.
+// A mock error answers the next N requests unprocessed, then stops.
 TEST(ClusterTest, InjectedErrorForNextRequests) {
   World w;
   EXPECT_EQ(w.Run(Injected(&w)).outcome, sim::Outcome::kAllDone);
@@ -460,6 +464,225 @@ TEST(ClusterTest, KafkaVersionSelectsRules) {
 }
 
 // The same run twice gives the same trace digest.
+// --- Realistic faults on responses, and errors brought about by their causes.
+
+// The History's fate of the first response to correlation id `corr`.
+std::optional<ResponseFate> FateOf(const World& w, int32_t corr) {
+  for (const ResponseEvent& r : w.history.responses) {
+    if (r.correlation_id == corr) return r.fate;
+  }
+  return std::nullopt;
+}
+
+Task<void> LostResponse(World* w) {
+  w->cluster.LoseResponses(BrokerId(0), ApiKey::kProduce, 1);
+  auto req = Produce(w, kT0, 1000, 0, 0, 2);
+  const int32_t corr = req->correlation_id;
+  Outcome o = co_await CallProduce(w, BrokerId(0), req);
+  // The connection broke: the client sees a reset, not a response.
+  EXPECT_TRUE(absl::IsUnavailable(o.status)) << o.status;
+  EXPECT_EQ(FateOf(*w, corr), ResponseFate::kLost);
+  // The broker had processed it: the batch is in the log.
+  EXPECT_EQ(LogIds(w->cluster.broker(BrokerId(0)), kT0), (std::vector<uint64_t>{1, 2}));
+  // The resend, on a new connection, is the duplicate of what was written.
+  o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 2));
+  EXPECT_TRUE(o.status.ok()) << o.status;
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+  EXPECT_EQ(o.part.base_offset, Offset(0));
+  EXPECT_EQ(LogIds(w->cluster.broker(BrokerId(0)), kT0), (std::vector<uint64_t>{1, 2}));
+}
+
+// lose_response: the request is processed, then the connection breaks
+// before its response arrives; both sides see the reset.
+TEST(ClusterTest, LostResponseRequestWasProcessed) {
+  World w;
+  EXPECT_EQ(w.Run(LostResponse(&w)).outcome, sim::Outcome::kAllDone);
+}
+
+Task<void> StalledResponse(World* w) {
+  w->cluster.StallResponses(BrokerId(0), ApiKey::kProduce, 1, Duration::Seconds(3));
+  auto req = Produce(w, kT0, 1000, 0, 0, 1);
+  const int32_t corr = req->correlation_id;
+  // The client gives up after 1 s and closes, as Sarama's read timeout does.
+  Outcome o = co_await CallProduce(w, BrokerId(0), req, Duration::Seconds(1));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(o.status)) << o.status;
+  w->client.Disconnect(w->Node(BrokerId(0)));
+  co_await w->sched.Sleep(Duration::Seconds(3));
+  // The late response died with the connection; the batch was written.
+  EXPECT_EQ(FateOf(*w, corr), ResponseFate::kLate);
+  EXPECT_EQ(LogIds(w->cluster.broker(BrokerId(0)), kT0), (std::vector<uint64_t>{1}));
+  o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+  EXPECT_EQ(o.part.base_offset, Offset(0));
+}
+
+// stall_response: a response held past the client's patience arrives after
+// the client closed the connection, and is dropped.
+TEST(ClusterTest, StalledResponseDiesWithTheClosedConnection) {
+  World w;
+  EXPECT_EQ(w.Run(StalledResponse(&w)).outcome, sim::Outcome::kAllDone);
+}
+
+Task<void> CausedNotLeader(World* w) {
+  w->cluster.CauseError(BrokerId(0), kT0, ErrorCode::NOT_LEADER_OR_FOLLOWER, 1, Duration());
+  Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::NOT_LEADER_OR_FOLLOWER);
+  // A real leadership change: the controller moved it, nothing was written.
+  const BrokerId leader = w->cluster.partition(kT0)->leader;
+  EXPECT_NE(leader, BrokerId(0));
+  EXPECT_TRUE(LogIds(w->cluster.broker(BrokerId(0)), kT0).empty());
+  // The old leader stays a follower: the next request is refused too.
+  o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::NOT_LEADER_OR_FOLLOWER);
+  co_await w->sched.Sleep(Duration::Millis(100));  // the new leader learns it
+  o = co_await CallProduce(w, leader, Produce(w, kT0, 1000, 0, 0, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+  EXPECT_EQ(o.part.base_offset, Offset(0));
+}
+
+// inject_error NOT_LEADER_OR_FOLLOWER moves the leadership away; the broker
+// does not stay leader.
+TEST(ClusterTest, InjectedNotLeaderIsALeadershipMove) {
+  World w;
+  EXPECT_EQ(w.Run(CausedNotLeader(&w)).outcome, sim::Outcome::kAllDone);
+}
+
+Task<void> CausedTimeout(World* w) {
+  w->cluster.CauseError(BrokerId(0), kT0, ErrorCode::REQUEST_TIMED_OUT, 1, Duration());
+  Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 2));
+  EXPECT_EQ(o.part.error, ErrorCode::REQUEST_TIMED_OUT);
+  // Appended before the wait, and kept: the followers catch up later.
+  EXPECT_EQ(LogIds(w->cluster.broker(BrokerId(0)), kT0), (std::vector<uint64_t>{1, 2}));
+  co_await w->sched.Sleep(Duration::Millis(100));
+  EXPECT_EQ(w->cluster.broker(BrokerId(0)).replica(kT0)->high_watermark, Offset(2));
+  // The resend is answered as the duplicate, with the original offset.
+  o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 2));
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+  EXPECT_EQ(o.part.base_offset, Offset(0));
+  EXPECT_EQ(LogIds(w->cluster.broker(BrokerId(0)), kT0), (std::vector<uint64_t>{1, 2}));
+}
+
+// inject_error REQUEST_TIMED_OUT: the batch is in the log (post-append),
+// and its resend is a duplicate.
+TEST(ClusterTest, InjectedTimeoutLeavesTheBatchInTheLog) {
+  World w;
+  EXPECT_EQ(w.Run(CausedTimeout(&w)).outcome, sim::Outcome::kAllDone);
+}
+
+Task<void> CausedNotEnoughReplicas(World* w, ErrorCode error) {
+  w->cluster.CauseError(BrokerId(0), kT0, error, 1, Duration::Millis(300));
+  Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 1));
+  EXPECT_EQ(o.part.error, error);
+  const bool after = error == ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+  EXPECT_EQ(LogIds(w->cluster.broker(BrokerId(0)), kT0).size(), after ? 1u : 0u);
+  EXPECT_LT(w->cluster.partition(kT0)->isr.size(), 2u);
+  // While the ISR is short, even the resend of a written batch is refused
+  // before the duplicate check (Partition.appendRecordsToLeader).
+  o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::NOT_ENOUGH_REPLICAS);
+  // The followers catch up and rejoin; then it goes through (a duplicate
+  // of the first if that was written).
+  co_await w->sched.Sleep(Duration::Millis(500));
+  EXPECT_EQ(w->cluster.partition(kT0)->isr.size(), 3u);
+  co_await w->sched.Sleep(Duration::Millis(100));
+  o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+  EXPECT_EQ(o.part.base_offset, Offset(0));
+}
+
+// inject_error NOT_ENOUGH_REPLICAS: the ISR shrinks below min.insync before
+// the append; nothing is written.
+TEST(ClusterTest, InjectedNotEnoughReplicasIsAnIsrShrink) {
+  World w;
+  EXPECT_EQ(w.Run(CausedNotEnoughReplicas(&w, ErrorCode::NOT_ENOUGH_REPLICAS)).outcome,
+            sim::Outcome::kAllDone);
+}
+
+// ... and _AFTER_APPEND right after it: the batch is written and committed.
+TEST(ClusterTest, InjectedNotEnoughReplicasAfterAppendIsWritten) {
+  World w;
+  EXPECT_EQ(
+      w.Run(CausedNotEnoughReplicas(&w, ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND)).outcome,
+      sim::Outcome::kAllDone);
+}
+
+Task<void> CauseCannotAct(World* w) {
+  const TopicPartition solo{"solo", PartitionId(0)};
+  const BrokerId leader = w->cluster.partition(solo)->leader;
+  w->cluster.CauseError(leader, solo, ErrorCode::NOT_LEADER_OR_FOLLOWER, 1, Duration());
+  // One replica: no other broker to move the leadership to. Served as usual.
+  Outcome o = co_await CallProduce(w, leader, Produce(w, solo, 1000, 0, 0, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+  EXPECT_EQ(w->cluster.partition(solo)->leader, leader);
+}
+
+// An error whose cause cannot act on a request is not given.
+TEST(ClusterTest, InjectedErrorWaitsForARequestItsCauseCanActOn) {
+  ClusterConfig c = World::DefaultConfig();
+  c.topics.push_back(TopicConfig{"solo", 1, 1});
+  c.min_insync_replicas = 1;
+  World w(c);
+  EXPECT_EQ(w.Run(CauseCannotAct(&w)).outcome, sim::Outcome::kAllDone);
+}
+
+Task<void> CrashDetection(World* w) {
+  EXPECT_EQ(w->cluster.partition(kT0)->leader, BrokerId(0));
+  w->cluster.CrashBroker(BrokerId(0));
+  co_await w->sched.Sleep(Duration::Seconds(17));
+  // Not noticed yet: still the leader, still in the ISR; refused dials.
+  EXPECT_EQ(w->cluster.partition(kT0)->leader, BrokerId(0));
+  EXPECT_EQ(w->cluster.partition(kT0)->isr.size(), 3u);
+  Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 1));
+  EXPECT_TRUE(absl::IsUnavailable(o.status)) << o.status;
+  // A restart before the session expired cannot register until it does.
+  w->cluster.RestartBroker(BrokerId(0));
+  EXPECT_FALSE(w->cluster.broker(BrokerId(0)).up());
+  co_await w->sched.Sleep(Duration::Seconds(2));
+  // The session expired at 18 s: a new leader, and the broker rejoined.
+  EXPECT_NE(w->cluster.partition(kT0)->leader, BrokerId(0));
+  EXPECT_TRUE(w->cluster.broker(BrokerId(0)).up());
+}
+
+// The controller learns of a crash when the broker's ZooKeeper session
+// expires (18 s by default), not at once.
+TEST(ClusterTest, CrashDetectedWhenTheSessionExpires) {
+  ClusterConfig c = World::DefaultConfig();
+  c.zookeeper_session_timeout = Duration::Seconds(18);
+  World w(c);
+  EXPECT_EQ(w.Run(CrashDetection(&w)).outcome, sim::Outcome::kAllDone);
+}
+
+Task<void> LeaderlessMetadata(World* w, int16_t version, ErrorCode want) {
+  const TopicPartition solo{"solo", PartitionId(0)};
+  w->cluster.CrashBroker(w->cluster.partition(solo)->leader);
+  co_await w->sched.Sleep(Duration::Millis(100));
+  auto md = NewRequest<MetadataRequest>(w->client.NextCorrelationId());
+  md->version = version;
+  md->topics = {"solo"};
+  const BrokerId other = w->cluster.partition(solo)->replicas[0] == BrokerId(0) ? BrokerId(1)
+                                                                                : BrokerId(0);
+  absl::StatusOr<net::PayloadPtr> r = co_await w->client.Call(w->Node(other), md,
+                                                              Duration::Seconds(1));
+  EXPECT_TRUE(r.ok()) << r.status();
+  if (!r.ok()) co_return;
+  const auto* meta = dynamic_cast<const MetadataResponse*>(r->get());
+  EXPECT_EQ(meta->topics.at(0).partitions.at(0).error, want);
+}
+
+// KAFKA-10312 (2.0 to 2.6): a partition without a live leader is
+// LISTENER_NOT_FOUND to a Metadata v6+ request, LEADER_NOT_AVAILABLE below.
+TEST(ClusterTest, LeaderlessPartitionMetadataErrorDependsOnVersion) {
+  for (const auto& [version, want] : {std::pair<int16_t, ErrorCode>{9, ErrorCode::LISTENER_NOT_FOUND},
+                                      std::pair<int16_t, ErrorCode>{5, ErrorCode::LEADER_NOT_AVAILABLE}}) {
+    SCOPED_TRACE(version);
+    ClusterConfig c = World::DefaultConfig();
+    c.topics.push_back(TopicConfig{"solo", 1, 1});
+    c.min_insync_replicas = 1;
+    World w(c);
+    EXPECT_EQ(w.Run(LeaderlessMetadata(&w, version, want)).outcome, sim::Outcome::kAllDone);
+  }
+}
+
 TEST(ClusterTest, Deterministic) {
   uint64_t digests[2];
   for (uint64_t& d : digests) {

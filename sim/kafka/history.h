@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/btree_map.h"
@@ -39,6 +40,23 @@ struct TruncateEvent {
   Offset new_end;  // the first offset removed
 };
 
+// What became of a response the broker made.
+enum class ResponseFate : uint8_t {
+  kSent,
+  kMockDropped,  // mock.drop_response: never sent; the connection stays open
+  kLost,         // lose_response: the connection broke before it arrived
+  kLate,         // stalled past the client's patience; its connection closed
+};
+inline std::string_view ResponseFateName(ResponseFate f) {
+  switch (f) {
+    case ResponseFate::kSent: return "sent";
+    case ResponseFate::kMockDropped: return "dropped by a mock fault";
+    case ResponseFate::kLost: return "lost: the connection broke";
+    case ResponseFate::kLate: return "late: its connection closed first";
+  }
+  return "?";
+}
+
 struct ResponseEvent {
   sim::Time at;
   BrokerId broker;
@@ -47,7 +65,7 @@ struct ResponseEvent {
   TopicPartition tp;  // Produce only
   ErrorCode error = ErrorCode::NONE;
   Offset base_offset;
-  bool dropped = false;  // processed, but the response was never sent
+  ResponseFate fate = ResponseFate::kSent;  // not kSent: processed, never received
 };
 
 struct FaultEvent {

@@ -72,6 +72,9 @@ struct Message : net::Payload {
 };
 
 struct MetadataRequest final : Message {
+  // The request's version: the broker's answer for a partition without a
+  // live leader depends on it (Cluster::HandleMetadata, KAFKA-10312).
+  int16_t version = 0;
   std::vector<std::string> topics;  // empty: all topics
   std::string Describe() const override;
 };
