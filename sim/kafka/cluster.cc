@@ -558,8 +558,10 @@ void Cluster::FetchFrom(Broker* follower, Broker* leader, const TopicPartition& 
   PartitionState& p = partitions_.at(tp);
   if (!Contains(p.isr, follower->id_) && f.log_end >= l.high_watermark &&
       p.leader == leader->id_) {
-    p.isr.push_back(follower->id_);  // ISR expansion
-    Publish();
+    // ISR expansion (kafka 2.6.3 Partition.maybeExpandIsr): the leader
+    // makes it and knows at once; the others learn it later.
+    p.isr.push_back(follower->id_);
+    ApplyView(leader, Publish());
     changed = true;
   }
   UpdateHighWatermark(leader, tp, l);
@@ -592,8 +594,10 @@ void Cluster::CheckIsrShrink(Broker* leader, const TopicPartition& tp, Replica& 
     if (sched_.now() - last > config_.replica_lag_time_max) lagging.push_back(m);
   }
   if (lagging.empty()) return;
+  // kafka 2.6.3 Partition.maybeShrinkIsr: the leader shrinks the ISR itself
+  // and knows at once; the others learn it later.
   for (BrokerId m : lagging) Erase(p.isr, m);
-  Publish();
+  ApplyView(leader, Publish());
 }
 
 // ---------------------------------------------------------------------------
