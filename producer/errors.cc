@@ -53,6 +53,8 @@ std::string KafkaErrorText(kafka::ErrorCode code) {
     case ErrorCode::INVALID_REQUIRED_ACKS:
       return "kafka server: The number of required acks is invalid (should be either -1, "
              "0, or 1)";
+    case ErrorCode::UNSUPPORTED_VERSION:
+      return "kafka server: The version of API is not supported";
     case ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER:
       return "kafka server: The broker received an out of order sequence number";
     case ErrorCode::DUPLICATE_SEQUENCE_NUMBER:

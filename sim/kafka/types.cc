@@ -63,6 +63,8 @@ std::string_view ErrorCodeName(ErrorCode code) {
       return "NOT_ENOUGH_REPLICAS_AFTER_APPEND";
     case ErrorCode::INVALID_REQUIRED_ACKS:
       return "INVALID_REQUIRED_ACKS";
+    case ErrorCode::UNSUPPORTED_VERSION:
+      return "UNSUPPORTED_VERSION";
     case ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER:
       return "OUT_OF_ORDER_SEQUENCE_NUMBER";
     case ErrorCode::DUPLICATE_SEQUENCE_NUMBER:
@@ -88,8 +90,9 @@ std::optional<ErrorCode> ErrorCodeFromName(std::string_view name) {
       ErrorCode::BROKER_NOT_AVAILABLE, ErrorCode::REPLICA_NOT_AVAILABLE,
       ErrorCode::MESSAGE_TOO_LARGE, ErrorCode::NETWORK_EXCEPTION, ErrorCode::NOT_ENOUGH_REPLICAS,
       ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode::INVALID_REQUIRED_ACKS,
-      ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER, ErrorCode::DUPLICATE_SEQUENCE_NUMBER,
-      ErrorCode::INVALID_PRODUCER_EPOCH, ErrorCode::UNKNOWN_PRODUCER_ID, ErrorCode::INVALID_RECORD};
+      ErrorCode::UNSUPPORTED_VERSION, ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER,
+      ErrorCode::DUPLICATE_SEQUENCE_NUMBER, ErrorCode::INVALID_PRODUCER_EPOCH,
+      ErrorCode::UNKNOWN_PRODUCER_ID, ErrorCode::INVALID_RECORD};
   for (ErrorCode e : kAll) {
     if (ErrorCodeName(e) == name) return e;
   }
@@ -119,6 +122,7 @@ bool IsRetriable(ErrorCode code) {
     case ErrorCode::BROKER_NOT_AVAILABLE:
     case ErrorCode::MESSAGE_TOO_LARGE:
     case ErrorCode::INVALID_REQUIRED_ACKS:
+    case ErrorCode::UNSUPPORTED_VERSION:
     case ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER:
     case ErrorCode::DUPLICATE_SEQUENCE_NUMBER:
     case ErrorCode::INVALID_PRODUCER_EPOCH:
