@@ -47,6 +47,7 @@ inline constexpr KafkaVersion V2_6_0_0{2, 6, 0};
 inline constexpr KafkaVersion V2_7_0_0{2, 7, 0};
 inline constexpr KafkaVersion V2_8_0_0{2, 8, 0};
 inline constexpr KafkaVersion V3_6_0_0{3, 6, 0};
+inline constexpr KafkaVersion V3_9_0_0{3, 9, 0};
 inline constexpr KafkaVersion V4_3_1_0{4, 3, 1};
 // sarama: DefaultVersion in v1.42.1.
 inline constexpr KafkaVersion kDefaultVersion = V2_1_0_0;
