@@ -195,7 +195,8 @@ Broker::SendAndReceiveApiVersions(int16_t version) {
 sim::Task<bool> Broker::MaybeCloseLocked(Error err) {
   PRODSIM_ASSERT(lock_.locked());
   if (!ShouldCloseBrokerConn(err)) co_return false;
-  Note(absl::StrCat("closing on a transport error: ", err.ToString()), 0);
+  // (A dial error, kept from Open, qualifies too; there is nothing to close.)
+  if (conn_) Note(absl::StrCat("closing on a transport error: ", err.ToString()), 0);
   conn_err_ = std::move(err);
   co_await CloseLocked();
   co_return true;
