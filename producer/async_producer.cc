@@ -1010,6 +1010,8 @@ sim::Task<std::vector<ProducerError>> AsyncProducer::Close() {
 // sarama v1.42.1 async_producer.go: newAsyncProducer
 sim::Task<absl::StatusOr<std::unique_ptr<AsyncProducer>>> AsyncProducer::Start(
     std::shared_ptr<Client> client, bool owns, Profile profile) {
+  PRODSIM_ASSERT_MSG(client->env().profile == profile,
+                     "the client follows another Sarama than the producer (Env::profile)");
   if (client->Closed())
     co_return absl::FailedPreconditionError(Error::Of(ErrorKind::kClosedClient).ToString());
   auto [txnmgr, err] = co_await TransactionManager::New(client);
@@ -1024,6 +1026,7 @@ sim::Task<absl::StatusOr<std::unique_ptr<AsyncProducer>>> AsyncProducer::Start(
 // sarama v1.42.1 async_producer.go: NewAsyncProducer
 sim::Task<absl::StatusOr<std::unique_ptr<AsyncProducer>>> AsyncProducer::New(
     Env env, std::vector<net::NodeId> addrs, Config conf, Profile profile) {
+  env.profile = profile;  // the client and its brokers follow the same Sarama
   absl::StatusOr<std::shared_ptr<Client>> client =
       co_await Client::New(env, std::move(addrs), std::move(conf));
   if (!client.ok()) co_return client.status();

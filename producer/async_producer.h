@@ -39,7 +39,8 @@ class AsyncProducer {
   static sim::Task<absl::StatusOr<std::unique_ptr<AsyncProducer>>> New(
       Env env, std::vector<net::NodeId> addrs, Config conf,
       Profile profile = Profile::kSarama_1_42_1);
-  // sarama: NewAsyncProducerFromClient.
+  // sarama: NewAsyncProducerFromClient. REQUIRES: the client's
+  // env().profile is `profile`.
   static sim::Task<absl::StatusOr<std::unique_ptr<AsyncProducer>>> FromClient(
       std::shared_ptr<Client> client, Profile profile = Profile::kSarama_1_42_1);
 

@@ -18,6 +18,9 @@
 //                          for non-idempotent retries: PR #3693)
 //   shutdown               asyncProducer.shutdown
 //   broker#<id>.responseReceiver, .open (producer/broker.cc)
+//   client.safeAsyncClose#<id>, client.backgroundMetadataUpdater,
+//   metadataRefresh#<n>    (producer/client.cc; the last is sarama main's
+//                          single-flight refresh, metadata_refresh.cc)
 #ifndef PRODSIM_PRODUCER_ASYNC_PRODUCER_INTERNAL_H_
 #define PRODSIM_PRODUCER_ASYNC_PRODUCER_INTERNAL_H_
 

@@ -15,7 +15,9 @@
 // takePartitions, brokerProducer.shutdown, retryBatch. Two small
 // differences are inline in async_producer.cc, marked "sarama-main only":
 // the State makes the muter and the done channel, and flushRetryBuffers
-// assigns missing sequence numbers.
+// assigns missing sequence numbers. Main's broker.go and client.go changes
+// (9-14 below) live in broker.cc, client.cc and metadata_refresh.cc, in the
+// same way.
 //
 // What main changed since v1.42.1, and where it is modelled:
 //  1. 0fe9629f (#3422, "partition muting"; ae36df46 tidied it): a shared
@@ -57,13 +59,70 @@
 //     retriable errors is kept.
 // PR #3693 can be left out for a test (State::pr3693 = false), to show what
 // main at 282cd488 alone does; sarama-main always includes it.
+// Main's broker.go and client.go, modelled in producer/broker.cc and
+// producer/client.cc (the Broker and the Client learn the profile from
+// Env::profile, which AsyncProducer::New sets; the same dispatch lines and
+// "sarama-main only" branches as here):
+//  9. 0dd02e17 (#3209), 58355b5a (#3234), 26dc2e7c (#3328): Broker.Open's
+//     dialling task sends ApiVersions (v3; v4 from Version 3.9) whenever
+//     ApiVersionsRequest is set, whatever the Version, under the broker's
+//     lock and before the responseReceiver starts, reading the answer
+//     itself without a correlation id check
+//     (sendAndReceiveApiVersions); after an error it asks again at the
+//     version the answer names, v0 when none (Broker::DialAndServeMain,
+//     OpenApiVersions, SendAndReceiveApiVersions). So ApiVersions is the
+//     first request on every connection, and a Produce waiting for the
+//     lock waits for its round trip (and for both reads' timeouts when the
+//     answer is lost). v1.42.1 sends it from Version 2.4 only, after
+//     unlocking, so a waiting Produce or Metadata goes first.
+// 10. a10b087c: a transport error (not a timeout) closes the connection:
+//     in Open's ApiVersions exchange (Connected and later calls then
+//     return it) and in sendAndReceive (Metadata, InitProducerId)
+//     (Broker::MaybeCloseLocked, CloseLocked, SendAndReceive).
+// 11. ea568bd5: closeLocked closes the socket before it waits for the
+//     responseReceiver, so a read in progress fails at once ("use of closed
+//     network connection") instead of at its response or Net.ReadTimeout
+//     (Broker::CloseLocked, CloseMain).
+// 12. 8eafc465, ea568bd5, e025a734: updateMetadata first runs
+//     checkBrokersHealth: a registered broker whose socket holds an
+//     unreported error (SO_ERROR; here a reset nothing has read or written
+//     since, Broker::GetSockError, skipped while the broker's lock is held)
+//     is closed and forgotten, so the same response registers a new Broker
+//     for its id and the producer gets a new brokerProducer for it; seed
+//     brokers are closed and kept (Client::CheckBrokersHealth,
+//     CheckSeedBrokersHealth).
+// 13. e566ac67 (#3225, Metadata.SingleFlight, on by default), fa624c04
+//     (#3532): RefreshMetadata goes through a single-flight refresher: one
+//     refresh at a time; a caller whose topics the running one covers
+//     shares its result, others are queued into the next one; each gets
+//     only its own topics' errors (SingleFlightRefresher, metadata_refresh.cc).
+// 14. 1fe27c9d (#3525), fa624c04: updateMetadata returns its errors per
+//     topic, leaderless partitions included (Error::JoinTopicErrors), so a
+//     refresh whose retries end with a leaderless partition fails with
+//     LEADER_NOT_AVAILABLE (a partitionProducer's updateLeader then fails
+//     even for a partition that has a leader); and only a refresh that got
+//     every leader stamps updateMetadataMs, so a concurrent refresh no
+//     longer ends another's retries early (Client::UpdateMetadataMain,
+//     TryRefreshMetadata).
 // Not modelled (the model has no such feature, or no scenario reaches it):
 // Retry.MaxBufferLength/MaxBufferBytes in retryHandler (7c75cc4c,
 // 26d7c7b5; both default to unlimited, which is v1.42.1's behaviour),
-// transactions, interceptors, record headers, and main's client.go and
-// broker.go changes (singleflight metadata refresh, socket health checks,
-// ApiVersions negotiation): sarama-main runs on the v1.42.1 client and
-// broker connection model.
+// transactions, interceptors, record headers. Of main's broker.go and
+// client.go: the clamping of request versions to the broker's ranges
+// (restrictApiVersion, 0dd02e17; 38ed2567): the model's requests carry no
+// version, the clamp changes only their encoding, so the ranges are kept
+// (Broker::api_versions) and used for nothing else; ApiVersions v4's
+// feature list (ff2eaba6); SASL, TLS and their ordering after ApiVersions
+// (6cfb7251, 25368c40, d23b63f8); metrics and throttling locks (ff06f3a2,
+// a8b3b3d5); admin and consumer APIs (DescribeCluster, ElectLeaders,
+// PartitionNotReadable, 60592f6a); the nil guards of updateBroker
+// (da8cb804) and the logging of ErrNoTopicsToUpdateMetadata (6a36481a),
+// which change no outcome; NewClient's tolerance of TOPIC_ and
+// CLUSTER_AUTHORIZATION_FAILED, codes the cluster model never returns.
+// Client.Close's wait for the background updater (in both versions) is not
+// modelled for either profile. The simulated network has no FIN, so a
+// crashed broker's idle connection holds a pending reset here as after an
+// RST (a real kernel's FIN leaves SO_ERROR clear until a write fails).
 #include <algorithm>
 #include <optional>
 #include <set>

@@ -69,9 +69,11 @@ constexpr int32_t kTestMessageBytes = 15;  // sarama: len(TestMessage)
     co_return;                                   \
   }
 
-// sarama config_test.go: NewTestConfig.
+// sarama main config_test.go: NewTestConfig (58355b5a turned
+// ApiVersionsRequest off there: the mock brokers are not scripted for it).
 Config NewTestConfig() {
   Config config = NewConfig();
+  config.api_versions_request = false;
   config.producer.retry.backoff = Duration();
   config.version = V0_8_2_0;
   return config;
@@ -170,6 +172,7 @@ Task<Bare> NewBare(World* w, MockBroker* leader, Config config) {
   std::vector<net::NodeId> addrs(1, seed->node());
   w->brokers.push_back(std::move(seed));
   Env env = w->env();
+  env.profile = Profile::kSaramaMain;
   absl::StatusOr<std::shared_ptr<Client>> client =
       co_await Client::New(env, std::move(addrs), std::move(config));
   PRODSIM_ASSERT(client.ok());
@@ -748,6 +751,47 @@ Task<void> ExternalUnmuteBody(World* w) {
 TEST(AsyncProducerMainTest, UnmuteWakesTheRunLoop) {
   World w;
   w.Run(ExternalUnmuteBody(&w));
+}
+
+Task<void> ApiVersionsOrderBody(World* w, Profile profile, std::vector<std::string>* leader_log) {
+  auto seed = std::make_unique<MockBroker>(w->sched, w->network, 1);
+  auto leader = std::make_unique<MockBroker>(w->sched, w->network, 2);
+  auto api_versions = sarama::testing::MockWrapper(std::make_shared<kafka::ApiVersionsResponse>());
+  seed->SetHandler(kafka::ApiKey::kApiVersions, api_versions);
+  seed->SetHandler(kafka::ApiKey::kMetadata, sarama::testing::MockWrapper(MetadataLeader(*leader)));
+  leader->SetHandler(kafka::ApiKey::kApiVersions, api_versions);
+  leader->SetHandler(kafka::ApiKey::kProduce, sarama::testing::MockWrapper(ProduceOk()));
+  Config config = NewTestConfig();
+  config.api_versions_request = true;
+  config.version = V2_6_0_0;  // v1.42.1 sends ApiVersions from 2.4 on
+  config.producer.return_.successes = true;
+  AsyncProducer* p = co_await NewProducer(w, seed->node(), config, profile);
+  if (p == nullptr) co_return;
+  co_await p->Input()->Send(NewMessage("my_topic", 0));
+  Outcomes o = co_await Collect(w, p, 1, Duration::Seconds(5));
+  EXPECT_EQ(o.successes, 1);
+  co_await CloseProducer(p);
+  for (const RequestResponse& h : leader->History()) {
+    leader_log->push_back(std::string(kafka::ApiKeyName(h.request->api)));
+  }
+  EXPECT_TRUE(leader->Close().ok());
+  EXPECT_TRUE(seed->Close().ok());
+}
+
+// sarama main (0dd02e17): the producer's first request on its connection to
+// the leader is ApiVersions, sent when the connection opens, although the
+// Produce was waiting for the broker's lock; with v1.42.1 the Produce goes
+// first and ApiVersions follows it.
+TEST(AsyncProducerMainTest, ApiVersionsPrecedesTheFirstProduceOnlyOnMain) {
+  for (Profile profile : {Profile::kSarama_1_42_1, Profile::kSaramaMain}) {
+    SCOPED_TRACE(std::string(ProfileName(profile)));
+    World w;
+    std::vector<std::string> leader_log;
+    w.Run(ApiVersionsOrderBody(&w, profile, &leader_log));
+    const std::vector<std::string> want_main = {"ApiVersions", "Produce"};
+    const std::vector<std::string> want_1_42_1 = {"Produce", "ApiVersions"};
+    EXPECT_EQ(leader_log, profile == Profile::kSaramaMain ? want_main : want_1_42_1);
+  }
 }
 
 // The values (message ids) of my_topic/0 in each produce request, in order.

@@ -18,6 +18,27 @@
 //   for the whole round trip.
 // - Close waits for the lock, closes `responses`, waits for the receiver,
 //   and closes the connection; the next Open dials again.
+//
+// Profile sarama-main (Env::profile; Sarama main at 282cd488) differs where
+// main's broker.go does, each place marked in broker.cc:
+// - Open's task sends ApiVersions (v3, v4 from Version 3.9) whenever
+//   ApiVersionsRequest is set, under the lock and before the
+//   responseReceiver starts, so it is the first request on every
+//   connection, and reads the answer itself, whatever its correlation id.
+//   After an error it asks again at the version the broker named (v0 from
+//   a broker without KIP-511); a transport error closes the connection
+//   instead, and Connected reports it (0dd02e17, 58355b5a, 26dc2e7c,
+//   a10b087c).
+// - sendAndReceive closes the connection on a transport error (EOF, a
+//   reset, a failed write; not a read timeout) and keeps the error for the
+//   calls that follow (a10b087c).
+// - Close closes the socket before it waits for the receiver, so a read in
+//   progress fails at once instead of waiting for its response or its
+//   timeout (ea568bd5).
+// - GetSockError reports a reset that no read or write has seen yet, as
+//   SO_ERROR does (8eafc465, ea568bd5); the client's health check uses it.
+// The simulated network has no FIN: a reset or a crashed peer is an RST
+// here, which leaves ECONNRESET pending on an idle socket.
 #ifndef PRODSIM_PRODUCER_BROKER_H_
 #define PRODSIM_PRODUCER_BROKER_H_
 
@@ -25,6 +46,7 @@
 #include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "producer/config.h"
 #include "producer/env.h"
@@ -73,6 +95,13 @@ class Broker : public std::enable_shared_from_this<Broker> {
   sim::Task<std::pair<bool, Error>> Connected();
   // sarama: Broker.ResponseSize (promises queued for the receiver).
   sim::Task<int> ResponseSize();
+  // sarama main: Broker.getSockError. The reset that no read or write on
+  // the connection has reported yet (reporting it clears it, as reading
+  // SO_ERROR does); none when not connected or while another call holds
+  // the lock (TryLock). Not a synchronization point.
+  Error GetSockError();
+  // sarama main: the ranges Open's ApiVersions exchange got (for tests).
+  const std::vector<kafka::ApiVersionRange>& api_versions() const { return api_versions_; }
 
   // sarama: Broker.AsyncProduce. With acks=0 no promise is made and `cb` is
   // never called.
@@ -85,8 +114,18 @@ class Broker : public std::enable_shared_from_this<Broker> {
   sim::Task<Error> ApiVersions(std::shared_ptr<kafka::ApiVersionsRequest> request);
 
  private:
+  bool IsMain() const { return profile_ == Profile::kSaramaMain; }
   // `self` keeps this Broker alive while the goroutine runs.
   sim::Task<void> DialAndServe(std::shared_ptr<Broker> self, const Config* conf);
+  // --- sarama main's versions and new pieces. REQUIRES: lock_ held.
+  sim::Task<void> DialAndServeMain(std::shared_ptr<Broker> self, const Config* conf);
+  // Open's ApiVersions exchange; true if it closed the connection.
+  sim::Task<bool> OpenApiVersions(const Config& conf);
+  sim::Task<std::pair<std::shared_ptr<const kafka::ApiVersionsResponse>, Error>>
+  SendAndReceiveApiVersions(int16_t version);
+  sim::Task<bool> MaybeCloseLocked(Error err);  // true if it closed
+  sim::Task<Error> CloseLocked();
+  sim::Task<Error> CloseMain();
   sim::Task<void> ResponseReceiver(std::shared_ptr<Broker> self, sim::ChanPtr<PromisePtr> responses,
                                    sim::ChanPtr<bool> done, net::Endpoint conn);
   sim::Task<std::pair<net::PayloadPtr, Error>> ReadResponse(net::Endpoint conn, sim::Duration timeout);
@@ -99,6 +138,7 @@ class Broker : public std::enable_shared_from_this<Broker> {
   sim::Scheduler* sched_;
   net::Network* network_;
   net::NodeId self_;
+  Profile profile_;
   int32_t id_;
   net::NodeId addr_;
   uint64_t serial_;
@@ -110,6 +150,14 @@ class Broker : public std::enable_shared_from_this<Broker> {
   sim::ChanPtr<PromisePtr> responses_;
   sim::ChanPtr<bool> done_;
   int32_t correlation_id_ = 0;
+  // Whether a read or write on conn_ has reported its reset (what clears a
+  // socket's pending SO_ERROR).
+  bool sock_error_reported_ = false;
+  // sarama main: closeLocked has closed conn_ under the receiver's read.
+  bool closing_conn_ = false;
+  // sarama main: brokerAPIVersions, from Open's ApiVersions exchange. The
+  // model's requests carry no version, so nothing is clamped to it.
+  std::vector<kafka::ApiVersionRange> api_versions_;
 };
 
 using BrokerPtr = std::shared_ptr<Broker>;

@@ -25,7 +25,20 @@ Client::Client(Env env, Config conf)
     : env_(env),
       conf_(std::move(conf)),
       lock_(*env.sched, "client.lock"),
-      closer_(sim::MakeChan<bool>(*env.sched, "client.closer")) {}
+      closer_(sim::MakeChan<bool>(*env.sched, "client.closer")) {
+  // sarama-main only (e566ac67): NewClient picks the refresh function.
+  if (IsMain() && conf_.metadata.single_flight) {
+    refresher_ = std::make_unique<SingleFlightRefresher>(
+        *env_.sched,
+        [this](std::vector<std::string> topics) { return RefreshWithDeadline(std::move(topics)); });
+  }
+}
+
+template <typename Describe>
+void Client::Note(uint64_t word, Describe&& describe) const {
+  env_.sched->trace().Note(env_.sched->now(), env_.sched->current_id(), 0x636c6e74 /*clnt*/, word,
+                           std::forward<Describe>(describe));
+}
 
 // sarama v1.42.1 client.go: NewClient
 sim::Task<absl::StatusOr<std::shared_ptr<Client>>> Client::New(Env env,
@@ -42,6 +55,9 @@ sim::Task<absl::StatusOr<std::shared_ptr<Client>>> Client::New(Env env,
   }
   if (client->conf_.metadata.full) {
     Error err = co_await client->RefreshMetadata(std::vector<std::string>());
+    // (Main also tolerates TOPIC_/CLUSTER_AUTHORIZATION_FAILED, which the
+    // cluster model never returns; with main's per-topic errors, Is matches
+    // any topic's.)
     const bool tolerable = err.Is(kafka::ErrorCode::LEADER_NOT_AVAILABLE) ||
                            err.Is(kafka::ErrorCode::REPLICA_NOT_AVAILABLE);
     if (err && !tolerable) {
@@ -170,6 +186,14 @@ sim::Task<Error> Client::RefreshMetadata(std::vector<std::string> topics) {
                           "invalid topic");  // ErrInvalidTopic (KError 17)
     }
   }
+  // sarama-main only (e566ac67): client.metadataRefresh, single-flight.
+  if (refresher_ != nullptr) co_return co_await refresher_->Refresh(std::move(topics));
+  co_return co_await RefreshWithDeadline(std::move(topics));
+}
+
+// sarama main client.go: the refresh closure of NewClient (v1.42.1 has it
+// inline in RefreshMetadata)
+sim::Task<Error> Client::RefreshWithDeadline(std::vector<std::string> topics) {
   const Time deadline = conf_.metadata.timeout.nanos() > 0 ? env_.sched->now() + conf_.metadata.timeout
                                                            : Time();
   co_return co_await TryRefreshMetadata(std::move(topics), conf_.metadata.retry.max, deadline);
@@ -216,7 +240,8 @@ sim::Task<Error> Client::TryRefreshMetadata(std::vector<std::string> topics,
     auto req = kafka::NewRequest<kafka::MetadataRequest>(0);
     req->version = MetadataRequestVersion(conf_.version);
     req->topics = topics;
-    update_metadata_time_ = env_.sched->now();
+    // sarama-main stamps only a refresh that worked (1fe27c9d), below.
+    if (!IsMain()) update_metadata_time_ = env_.sched->now();
     auto [response, err] = co_await broker->GetMetadata(std::move(req));
     if (!err && response->brokers.empty()) {
       // KAFKA-7924: a broker that is starting up answers with no brokers.
@@ -227,6 +252,7 @@ sim::Task<Error> Client::TryRefreshMetadata(std::vector<std::string> topics,
     if (!err) {
       auto [retry, uerr] = co_await UpdateMetadata(response, topics.empty());
       if (retry) co_return co_await RetryRefresh(std::move(topics), attempts_remaining, deadline, uerr);
+      if (IsMain()) update_metadata_time_ = env_.sched->now();  // sarama-main only (1fe27c9d)
       co_return uerr;
     }
     last_error = err;
@@ -265,26 +291,50 @@ void Client::UpdateBroker(const std::vector<kafka::BrokerMetadata>& brokers) {
   }
 }
 
+// REQUIRES: lock_ held for writing.
+void Client::ForgetAllMetadata() {
+  metadata_.clear();
+  metadata_topics_.clear();
+  cached_partitions_[0].clear();
+  cached_partitions_[1].clear();
+}
+
+// REQUIRES: lock_ held for writing. (The topic stays tracked.)
+void Client::ForgetTopic(const std::string& topic) {
+  metadata_topics_[topic] = true;
+  metadata_.erase(topic);
+  cached_partitions_[0].erase(topic);
+  cached_partitions_[1].erase(topic);
+}
+
+// REQUIRES: lock_ held for writing.
+bool Client::StorePartitions(const kafka::TopicMetadata& topic) {
+  bool leaderless = false;
+  auto& parts = metadata_[topic.name];
+  for (const kafka::PartitionMetadata& p : topic.partitions) {
+    parts[p.partition.value] =
+        PartitionMetadata{p.error, p.partition.value, p.leader.value, p.leader_epoch};
+    if (p.error == kafka::ErrorCode::LEADER_NOT_AVAILABLE) leaderless = true;
+  }
+  cached_partitions_[kAllPartitions][topic.name] = PartitionCache(topic.name, kAllPartitions);
+  cached_partitions_[kWritablePartitions][topic.name] =
+      PartitionCache(topic.name, kWritablePartitions);
+  return leaderless;
+}
+
 // sarama v1.42.1 client.go: client.updateMetadata
 sim::Task<std::pair<bool, Error>> Client::UpdateMetadata(
     std::shared_ptr<const kafka::MetadataResponse> data, bool all_known) {
   using kafka::ErrorCode;
+  if (IsMain()) co_return co_await UpdateMetadataMain(std::move(data), all_known);
   bool retry = false;
   Error err;
   if (closed_) co_return std::pair<bool, Error>{false, kNoError};
   co_await lock_.Lock();
   UpdateBroker(data->brokers);
-  if (all_known) {
-    metadata_.clear();
-    metadata_topics_.clear();
-    cached_partitions_[0].clear();
-    cached_partitions_[1].clear();
-  }
+  if (all_known) ForgetAllMetadata();
   for (const kafka::TopicMetadata& topic : data->topics) {
-    metadata_topics_[topic.name] = true;
-    metadata_.erase(topic.name);
-    cached_partitions_[0].erase(topic.name);
-    cached_partitions_[1].erase(topic.name);
+    ForgetTopic(topic.name);
     switch (topic.error) {
       case ErrorCode::NONE: break;
       case ErrorCode::UNKNOWN_TOPIC_OR_PARTITION:
@@ -296,18 +346,88 @@ sim::Task<std::pair<bool, Error>> Client::UpdateMetadata(
         err = Error::Kafka(topic.error);
         continue;
     }
-    auto& parts = metadata_[topic.name];
-    for (const kafka::PartitionMetadata& p : topic.partitions) {
-      parts[p.partition.value] =
-          PartitionMetadata{p.error, p.partition.value, p.leader.value, p.leader_epoch};
-      if (p.error == ErrorCode::LEADER_NOT_AVAILABLE) retry = true;
-    }
-    cached_partitions_[kAllPartitions][topic.name] = PartitionCache(topic.name, kAllPartitions);
-    cached_partitions_[kWritablePartitions][topic.name] =
-        PartitionCache(topic.name, kWritablePartitions);
+    if (StorePartitions(topic)) retry = true;
   }
   lock_.Unlock();
   co_return std::pair<bool, Error>{retry, err};
+}
+
+// sarama main (8eafc465, 1fe27c9d, fa624c04) client.go: client.updateMetadata.
+// The errors are kept per topic (refreshError; the last one met for each),
+// leaderless partitions included.
+sim::Task<std::pair<bool, Error>> Client::UpdateMetadataMain(
+    std::shared_ptr<const kafka::MetadataResponse> data, bool all_known) {
+  using kafka::ErrorCode;
+  if (closed_) co_return std::pair<bool, Error>{false, kNoError};
+  bool retry = false;
+  absl::btree_map<std::string, ErrorCode> topic_errors;  // Go sorts them by topic
+  co_await lock_.Lock();
+  CheckBrokersHealth();
+  UpdateBroker(data->brokers);
+  if (all_known) ForgetAllMetadata();
+  for (const kafka::TopicMetadata& topic : data->topics) {
+    ForgetTopic(topic.name);
+    switch (topic.error) {
+      case ErrorCode::NONE: break;
+      case ErrorCode::UNKNOWN_TOPIC_OR_PARTITION:
+        topic_errors[topic.name] = topic.error;
+        retry = true;
+        continue;
+      case ErrorCode::LEADER_NOT_AVAILABLE:
+        topic_errors[topic.name] = topic.error;
+        retry = true;
+        break;
+      default:
+        topic_errors[topic.name] = topic.error;
+        continue;
+    }
+    if (StorePartitions(topic)) {
+      topic_errors[topic.name] = ErrorCode::LEADER_NOT_AVAILABLE;
+      retry = true;
+    }
+  }
+  lock_.Unlock();
+  std::vector<std::pair<std::string, ErrorCode>> sorted(topic_errors.begin(), topic_errors.end());
+  co_return std::pair<bool, Error>{retry, Error::JoinTopicErrors(std::move(sorted))};
+}
+
+// sarama main (8eafc465, ea568bd5, e025a734) client.go: client.checkBrokersHealth.
+// A registered broker whose connection holds an unreported reset is closed
+// (in a task of its own) and forgotten; Go visits them in map order, which
+// only orders those close tasks, so that order is drawn when there are
+// several.
+void Client::CheckBrokersHealth() {
+  PRODSIM_ASSERT(lock_.writer());
+  std::vector<BrokerPtr> failed;
+  for (auto it = brokers_.begin(); it != brokers_.end();) {
+    const Error err = it->second->GetSockError();
+    if (!err) {
+      ++it;
+      continue;
+    }
+    Note(static_cast<uint64_t>(it->first), [&, id = it->first] {
+      return absl::StrCat("client: close broker #", id, " due to socket error: ", err.ToString());
+    });
+    failed.push_back(it->second);
+    it = brokers_.erase(it);
+  }
+  for (size_t i : Permutation(env_.sched->program_prng(), failed.size())) SafeAsyncClose(failed[i]);
+  CheckSeedBrokersHealth(seed_brokers_);
+  CheckSeedBrokersHealth(dead_seeds_);
+}
+
+// sarama main (ea568bd5, e025a734) client.go: client.checkSeedBrokersHealth.
+// Seed brokers stay where they are, to be dialled again when needed.
+void Client::CheckSeedBrokersHealth(const std::vector<BrokerPtr>& brokers) {
+  for (const BrokerPtr& b : brokers) {
+    const Error err = b->GetSockError();
+    if (!err) continue;
+    Note(0, [&] {
+      return absl::StrCat("client: close seed broker #", b->ID(), "@", b->Addr(),
+                          " due to socket error: ", err.ToString());
+    });
+    SafeAsyncClose(b);
+  }
 }
 
 // sarama v1.42.1 client.go: client.deregisterBroker

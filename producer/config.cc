@@ -320,6 +320,7 @@ Config NewConfig(Profile profile) {
   if (profile == Profile::kSaramaMain) {
     c.producer.max_message_bytes = 1024 * 1024;  // 80b180c1 (#2804)
     c.version = kDefaultVersionMain;             // a15eb5ed (#3676)
+    c.metadata.single_flight = true;             // e566ac67 (#3225)
   }
   PRODSIM_ASSERT(c.Validate().ok());
   return c;

@@ -47,6 +47,7 @@ inline constexpr KafkaVersion V2_6_0_0{2, 6, 0};
 inline constexpr KafkaVersion V2_7_0_0{2, 7, 0};
 inline constexpr KafkaVersion V2_8_0_0{2, 8, 0};
 inline constexpr KafkaVersion V3_6_0_0{3, 6, 0};
+inline constexpr KafkaVersion V3_9_0_0{3, 9, 0};
 inline constexpr KafkaVersion V4_3_1_0{4, 3, 1};
 // sarama: DefaultVersion in v1.42.1.
 inline constexpr KafkaVersion kDefaultVersion = V2_1_0_0;
@@ -82,6 +83,9 @@ struct Config {
     bool full = true;                                          // Metadata.Full
     sim::Duration timeout;                                     // Metadata.Timeout (0: none)
     bool allow_auto_topic_creation = true;                     // Metadata.AllowAutoTopicCreation
+    // Metadata.SingleFlight: sarama main only (e566ac67, on by default);
+    // v1.42.1 has no such option and its model never reads this.
+    bool single_flight = true;
   } metadata;
 
   struct ProducerConfig {
@@ -132,8 +136,8 @@ struct Config {
 Config NewConfig();
 // The defaults of a profile's Sarama. Main's NewConfig differs from
 // v1.42.1's in Producer.MaxMessageBytes (1 MiB, 80b180c1) and Version
-// (2.8.0, a15eb5ed); its new Metadata.SingleFlight (true) and
-// Producer.Retry.MaxBufferLength/MaxBufferBytes (0: unlimited) are not
+// (2.8.0, a15eb5ed) and has Metadata.SingleFlight (true, e566ac67); its
+// new Producer.Retry.MaxBufferLength/MaxBufferBytes (0: unlimited) are not
 // modelled. Main's Config.Validate has the same producer rules (Idempotent
 // still requires Net.MaxOpenRequests == 1, WaitForAll, Retry.Max >= 1 and
 // Version >= 0.11).

@@ -424,6 +424,7 @@ TEST(ErrorTest, KafkaCodesPrintSaramasText) {
        "required"},
       {ErrorCode::INVALID_REQUIRED_ACKS,
        "kafka server: The number of required acks is invalid (should be either -1, 0, or 1)"},
+      {ErrorCode::UNSUPPORTED_VERSION, "kafka server: The version of API is not supported"},
       {ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER,
        "kafka server: The broker received an out of order sequence number"},
       {ErrorCode::DUPLICATE_SEQUENCE_NUMBER,

@@ -55,6 +55,8 @@ std::string KafkaErrorText(kafka::ErrorCode code) {
     case ErrorCode::INVALID_REQUIRED_ACKS:
       return "kafka server: The number of required acks is invalid (should be either -1, "
              "0, or 1)";
+    case ErrorCode::UNSUPPORTED_VERSION:
+      return "kafka server: The version of API is not supported";
     case ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER:
       return "kafka server: The broker received an out of order sequence number";
     case ErrorCode::DUPLICATE_SEQUENCE_NUMBER:
@@ -139,9 +141,31 @@ Error Error::Of(ErrorKind kind, std::string message) {
   return e;
 }
 
+// sarama main metadata.go: refreshError.Error (errors.Join of the topics'
+// wrapped KErrors).
+Error Error::JoinTopicErrors(std::vector<std::pair<std::string, kafka::ErrorCode>> topic_errors) {
+  if (topic_errors.empty()) return Error();
+  for (const auto& [topic, code] : topic_errors) {
+    PRODSIM_ASSERT_MSG(code != kafka::ErrorCode::NONE, "a topic error with code NONE");
+  }
+  Error e = Kafka(topic_errors.front().second);
+  e.topic_errors_ = std::move(topic_errors);
+  return e;
+}
+
+// Go's errors.Is through a join: any of its codes.
+bool Error::Is(kafka::ErrorCode c) const {
+  if (kind_ != ErrorKind::kKafka) return false;
+  if (code_ == c) return true;
+  for (const auto& [topic, code] : topic_errors_) {
+    if (code == c) return true;
+  }
+  return false;
+}
+
 // The text Go's err.Error() gives for the error this value models:
 //   kNone                  "<nil>", as fmt prints a nil error;
-//   kKafka                 KError.Error();
+//   kKafka                 KError.Error(), or a join's lines (JoinTopicErrors);
 //   a sentinel kind        its errors.New text, or with a message,
 //                          sentinelError.Error(): "<text>: <message>";
 //   kNetwork, kConfiguration, kDecoding, kProduceSetAssertion: the message,
@@ -154,8 +178,14 @@ std::string Error::ToString() const {
   switch (kind_) {
     case ErrorKind::kNone:
       return "<nil>";
-    case ErrorKind::kKafka:
-      return KafkaErrorText(code_);
+    case ErrorKind::kKafka: {
+      if (topic_errors_.empty()) return KafkaErrorText(code_);
+      std::string out;
+      for (const auto& [topic, code] : topic_errors_) {
+        absl::StrAppend(&out, out.empty() ? "" : "\n", topic, ": ", KafkaErrorText(code));
+      }
+      return out;
+    }
     case ErrorKind::kNetwork:
     case ErrorKind::kConfiguration:
     case ErrorKind::kDecoding:

@@ -12,6 +12,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "sim/kafka/types.h"
 
@@ -40,6 +42,12 @@ class Error {
   static Error Kafka(kafka::ErrorCode code);
   static Error Network(std::string message);
   static Error Of(ErrorKind kind, std::string message = {});
+  // Go's errors.Join(fmt.Errorf("%s: %w", topic, KError)...), the error
+  // sarama main's metadata refresh returns (metadata.go: refreshError,
+  // fa624c04): none for an empty list; else a Kafka error whose code() is
+  // the first one's, which Is() every code of the list, and whose text is
+  // one "<topic>: <KError text>" per line. REQUIRES: no code is NONE.
+  static Error JoinTopicErrors(std::vector<std::pair<std::string, kafka::ErrorCode>> topic_errors);
 
   bool ok() const { return kind_ == ErrorKind::kNone; }
   explicit operator bool() const { return !ok(); }  // true if an error, like Go's err != nil
@@ -47,16 +55,22 @@ class Error {
   kafka::ErrorCode code() const { return code_; }
   // Sarama's text for it ("kafka server: Not leader for partition...").
   std::string ToString() const;
-  bool Is(kafka::ErrorCode c) const { return kind_ == ErrorKind::kKafka && code_ == c; }
+  bool Is(kafka::ErrorCode c) const;
   bool Is(ErrorKind k) const { return kind_ == k; }
+  // The list a JoinTopicErrors value was made of, in order (else empty).
+  const std::vector<std::pair<std::string, kafka::ErrorCode>>& topic_errors() const {
+    return topic_errors_;
+  }
   bool operator==(const Error& o) const {
-    return kind_ == o.kind_ && code_ == o.code_ && message_ == o.message_;
+    return kind_ == o.kind_ && code_ == o.code_ && message_ == o.message_ &&
+           topic_errors_ == o.topic_errors_;
   }
 
  private:
   ErrorKind kind_ = ErrorKind::kNone;
   kafka::ErrorCode code_ = kafka::ErrorCode::NONE;
   std::string message_;
+  std::vector<std::pair<std::string, kafka::ErrorCode>> topic_errors_;
 };
 
 inline const Error kNoError{};

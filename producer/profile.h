@@ -1,9 +1,10 @@
 // Profile: which Sarama's behaviour the producer model follows.
 //
 // The profiles share one model; they differ only where Sarama's code
-// differs, and each such place dispatches on the State's `profile`. The
-// differences of sarama-main from sarama-1.42.1 are listed, with the commit
-// that made each, at the top of producer/async_producer_main.cc.
+// differs, and each such place dispatches on the State's `profile` (the
+// producer) or on Env::profile (its Client and Brokers). The differences of
+// sarama-main from sarama-1.42.1 are listed, with the commit that made
+// each, at the top of producer/async_producer_main.cc.
 #ifndef PRODSIM_PRODUCER_PROFILE_H_
 #define PRODSIM_PRODUCER_PROFILE_H_
 

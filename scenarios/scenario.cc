@@ -96,10 +96,11 @@ constexpr std::string_view kKafkaErrors[] = {
     "BROKER_NOT_AVAILABLE",       "REPLICA_NOT_AVAILABLE",
     "MESSAGE_TOO_LARGE",          "NETWORK_EXCEPTION",
     "NOT_ENOUGH_REPLICAS",        "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
-    "INVALID_REQUIRED_ACKS",      "OUT_OF_ORDER_SEQUENCE_NUMBER",
-    "DUPLICATE_SEQUENCE_NUMBER",  "INVALID_PRODUCER_EPOCH",
-    "KAFKA_STORAGE_ERROR",        "UNKNOWN_PRODUCER_ID",
-    "LISTENER_NOT_FOUND",         "INVALID_RECORD"};
+    "INVALID_REQUIRED_ACKS",      "UNSUPPORTED_VERSION",
+    "OUT_OF_ORDER_SEQUENCE_NUMBER", "DUPLICATE_SEQUENCE_NUMBER",
+    "INVALID_PRODUCER_EPOCH",     "KAFKA_STORAGE_ERROR",
+    "UNKNOWN_PRODUCER_ID",        "LISTENER_NOT_FOUND",
+    "INVALID_RECORD"};
 
 // The buggify sites, in canonical order: sim/net's, then sim/kafka's
 // (net::kBuggifySites, kafka::kBuggifySites; a test keeps them in sync).

@@ -17,6 +17,26 @@ void Erase(std::vector<BrokerId>& v, BrokerId b) {
   v.erase(std::remove(v.begin(), v.end(), b), v.end());
 }
 
+// What a broker of `version` lists in its ApiVersionsResponse, for the four
+// APIs the model knows: Kafka 0.11.0, 2.0 (k2_0 stands for 2.0 to 2.4; this
+// is 2.0's list, so 2.4's ApiVersions v3 and KIP-511 are left to k2_6) and
+// 2.6.
+std::vector<ApiVersionRange> SupportedApiVersions(KafkaVersion version) {
+  switch (version) {
+    case KafkaVersion::k0_11:
+      return {{ApiKey::kProduce, 0, 3}, {ApiKey::kMetadata, 0, 4},
+              {ApiKey::kApiVersions, 0, 1}, {ApiKey::kInitProducerId, 0, 0}};
+    case KafkaVersion::k2_0:
+      return {{ApiKey::kProduce, 0, 6}, {ApiKey::kMetadata, 0, 6},
+              {ApiKey::kApiVersions, 0, 2}, {ApiKey::kInitProducerId, 0, 1}};
+    case KafkaVersion::k2_6:
+      return {{ApiKey::kProduce, 0, 8}, {ApiKey::kMetadata, 0, 9},
+              {ApiKey::kApiVersions, 0, 3}, {ApiKey::kInitProducerId, 0, 3}};
+  }
+  PRODSIM_ASSERT_MSG(false, "KafkaVersion value outside the enum");
+  return {};
+}
+
 }  // namespace
 
 Broker::Broker(BrokerId id, net::NodeId node) : id_(id), node_(node) {}
@@ -697,13 +717,33 @@ sim::Task<net::PayloadPtr> Cluster::Handle(Broker* b, const Message& m, uint64_t
       co_return r;
     }
     case ApiKey::kApiVersions:
-      co_return NewResponse<ApiVersionsResponse>(m);
+      co_return HandleApiVersions(static_cast<const ApiVersionsRequest&>(m));
     case ApiKey::kProduce: {
       auto r = co_await HandleProduce(b, static_cast<const ProduceRequest&>(m), incarnation);
       co_return r;
     }
   }
   co_return nullptr;
+}
+
+// Kafka's KafkaApis.handleApiVersionsRequest: a request newer than the
+// broker knows is answered in the v0 format with UNSUPPORTED_VERSION and,
+// from 2.4 on (KIP-511), ApiVersions' own range so that the client can ask
+// again at a version both know.
+std::shared_ptr<ApiVersionsResponse> Cluster::HandleApiVersions(const ApiVersionsRequest& m) {
+  auto r = NewResponse<ApiVersionsResponse>(m);
+  std::vector<ApiVersionRange> supported = SupportedApiVersions(config_.version);
+  auto own = std::find_if(supported.begin(), supported.end(), [](const ApiVersionRange& v) {
+    return v.api == ApiKey::kApiVersions;
+  });
+  PRODSIM_ASSERT(own != supported.end());
+  if (m.version <= own->max_version) {
+    r->api_keys = std::move(supported);
+    return r;
+  }
+  r->error = ErrorCode::UNSUPPORTED_VERSION;
+  if (config_.version == KafkaVersion::k2_6) r->api_keys.push_back(*own);
+  return r;
 }
 
 std::optional<ErrorCode> Cluster::TakeMockError(Broker* b, ApiKey api, const TopicPartition* tp) {

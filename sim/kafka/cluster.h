@@ -12,6 +12,9 @@
 //   the batch left in the log), min.insync.replicas (NOT_ENOUGH_REPLICAS
 //   before the append, NOT_ENOUGH_REPLICAS_AFTER_APPEND after it), and the
 //   idempotent producer-state rules (ProducerStateManager).
+// - ApiVersions: the version's list of API ranges; a request newer than
+//   the broker knows gets UNSUPPORTED_VERSION (with ApiVersions' own range
+//   from 2.6, as KIP-511 brokers send it; with none from older ones).
 // - Replication: followers fetch from the leader every fetch interval
 //   (directly, not over sim/net: a network partition between brokers is not
 //   modelled); the leader's high watermark is the smallest log end offset in
@@ -302,6 +305,7 @@ class Cluster {
   sim::Task<void> ReplicaFetcher(Broker* b);
   sim::Task<net::PayloadPtr> Handle(Broker* b, const Message& m, uint64_t incarnation);
   std::shared_ptr<MetadataResponse> HandleMetadata(Broker* b, const MetadataRequest& m);
+  std::shared_ptr<ApiVersionsResponse> HandleApiVersions(const ApiVersionsRequest& m);
   sim::Task<std::shared_ptr<ProduceResponse>> HandleProduce(Broker* b, const ProduceRequest& m,
                                                             uint64_t incarnation);
   ProducePartitionResponse AppendAsLeader(Broker* b, const TopicPartition& tp,

@@ -463,6 +463,69 @@ TEST(ClusterTest, KafkaVersionSelectsRules) {
   EXPECT_EQ(w.Run(OldVersionDuplicates(&w)).outcome, sim::Outcome::kAllDone);
 }
 
+// One ApiVersions exchange: the error and the ranges the broker sent.
+struct ApiVersionsOutcome {
+  ErrorCode error = ErrorCode::NONE;
+  std::vector<ApiVersionRange> api_keys;
+};
+
+Task<void> AskApiVersions(World* w, int16_t version, ApiVersionsOutcome* out) {
+  auto req = NewRequest<ApiVersionsRequest>(w->client.NextCorrelationId());
+  req->version = version;
+  absl::StatusOr<net::PayloadPtr> r =
+      co_await w->client.Call(w->Node(BrokerId(0)), req, Duration::Seconds(1));
+  if (!r.ok()) {
+    ADD_FAILURE() << r.status();
+    co_return;
+  }
+  const auto* res = dynamic_cast<const ApiVersionsResponse*>(r->get());
+  if (res == nullptr) {
+    ADD_FAILURE() << "not an ApiVersionsResponse";
+    co_return;
+  }
+  out->error = res->error;
+  out->api_keys = res->api_keys;
+}
+
+int16_t MaxVersionOf(const std::vector<ApiVersionRange>& keys, ApiKey api) {
+  for (const ApiVersionRange& r : keys) {
+    if (r.api == api) return r.max_version;
+  }
+  return -1;
+}
+
+// A broker answers an ApiVersions request it knows with its API ranges, and
+// a newer one with UNSUPPORTED_VERSION: a 2.6 broker names its own
+// ApiVersions range (KIP-511), an older one names nothing.
+TEST(ClusterTest, ApiVersionsAnswersByVersion) {
+  struct Case {
+    KafkaVersion kafka;
+    int16_t asked;
+    ErrorCode error;
+    int16_t api_versions_max;  // -1: not listed
+    size_t listed;
+  };
+  const Case cases[] = {
+      {KafkaVersion::k2_6, 3, ErrorCode::NONE, 3, 4},
+      {KafkaVersion::k2_6, 4, ErrorCode::UNSUPPORTED_VERSION, 3, 1},
+      {KafkaVersion::k2_0, 2, ErrorCode::NONE, 2, 4},
+      {KafkaVersion::k2_0, 3, ErrorCode::UNSUPPORTED_VERSION, -1, 0},
+      {KafkaVersion::k0_11, 0, ErrorCode::NONE, 1, 4},
+      {KafkaVersion::k0_11, 3, ErrorCode::UNSUPPORTED_VERSION, -1, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat(std::string(KafkaVersionName(c.kafka)), " asked v", c.asked));
+    ClusterConfig config = World::DefaultConfig();
+    config.version = c.kafka;
+    World w(config);
+    ApiVersionsOutcome out;
+    EXPECT_EQ(w.Run(AskApiVersions(&w, c.asked, &out)).outcome, sim::Outcome::kAllDone);
+    EXPECT_EQ(out.error, c.error);
+    EXPECT_EQ(out.api_keys.size(), c.listed);
+    EXPECT_EQ(MaxVersionOf(out.api_keys, ApiKey::kApiVersions), c.api_versions_max);
+  }
+}
+
 // The same run twice gives the same trace digest.
 // --- Realistic faults on responses, and errors brought about by their causes.
 

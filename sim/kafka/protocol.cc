@@ -33,11 +33,17 @@ std::string MetadataResponse::Describe() const {
 }
 
 std::string ApiVersionsRequest::Describe() const {
-  return absl::StrCat("ApiVersionsRequest corr=", correlation_id);
+  return absl::StrCat("ApiVersionsRequest corr=", correlation_id, " v", version);
 }
 
 std::string ApiVersionsResponse::Describe() const {
-  return absl::StrCat("ApiVersionsResponse corr=", correlation_id);
+  std::string out = absl::StrCat("ApiVersionsResponse corr=", correlation_id, " ",
+                                 std::string(ErrorCodeName(error)));
+  for (const ApiVersionRange& r : api_keys) {
+    absl::StrAppend(&out, " ", std::string(ApiKeyName(r.api)), "[", int{r.min_version}, "..",
+                    int{r.max_version}, "]");
+  }
+  return out;
 }
 
 std::string InitProducerIdRequest::Describe() const {

@@ -3,7 +3,8 @@
 // Only the fields the producer/broker interaction needs, with Kafka's names:
 // Metadata (v1+), InitProducerId (no transactional id), Produce (v3+: exactly
 // one record batch per partition, carrying producer id, epoch and base
-// sequence) and their responses. A Record also carries `record_id`, a
+// sequence), ApiVersions (the one request with a version: its answer
+// depends on it) and their responses. A Record also carries `record_id`, a
 // harness annotation (not a Kafka field) that names the application message
 // so that the checks can follow it from Input to the partition log.
 #ifndef PRODSIM_SIM_KAFKA_PROTOCOL_H_
@@ -106,13 +107,28 @@ struct MetadataResponse final : Message {
   std::string Describe() const override;
 };
 
-// Sent by clients on connect (KIP-511); the model only needs the exchange.
+// Sent by clients on connect. Requests carry no version in this model but
+// this one: whether a broker can answer it depends on it (v3 is KIP-511's,
+// Kafka 2.4).
 struct ApiVersionsRequest final : Message {
+  int16_t version = 0;
   std::string Describe() const override;
 };
 
+// One entry of ApiVersionsResponse.ApiKeys: the versions of `api` a broker
+// accepts.
+struct ApiVersionRange {
+  ApiKey api = ApiKey::kProduce;
+  int16_t min_version = 0;
+  int16_t max_version = 0;
+};
+
+// With UNSUPPORTED_VERSION (a request newer than the broker's), `api_keys`
+// holds only ApiVersions' own range from a broker with KIP-511 (2.4+), and
+// nothing from an older one; the client then asks again at that version.
 struct ApiVersionsResponse final : Message {
   ErrorCode error = ErrorCode::NONE;
+  std::vector<ApiVersionRange> api_keys;  // of the four APIs the model knows
   std::string Describe() const override;
 };
 
