@@ -692,11 +692,21 @@ sim::Task<void> BrokerProducer::Bridge(BrokerProducerPtr bp) {
 
 // sarama v1.42.1 async_producer.go: the response forwarder of
 // newBrokerProducer (an unbounded queue from pending to responses).
+//
+// Once pending is closed with responses still queued, Go's select finds
+// `<-pending` ready on every turn and `continue`s: the goroutine spins,
+// burning CPU, until the run loop takes the head response, while time goes
+// on for everyone else. In the model a runnable task stops virtual time, so
+// a spin would stop the world (and the step limit would report a false
+// liveness failure); the closed pending is left out of the select
+// instead, which changes nothing else: the spinning case only continued.
 sim::Task<void> BrokerProducer::Forwarder(BrokerProducerPtr bp) {
   std::deque<BrokerProducerResponse> buf;
+  bool pending_closed = false;
   for (;;) {
     if (buf.empty()) {
-      std::optional<BrokerProducerResponse> r = co_await bp->pending->Recv();
+      std::optional<BrokerProducerResponse> r;
+      if (!pending_closed) r = co_await bp->pending->Recv();
       if (!r.has_value()) {
         bp->responses->Close();
         co_return;
@@ -705,10 +715,15 @@ sim::Task<void> BrokerProducer::Forwarder(BrokerProducerPtr bp) {
     }
     std::optional<BrokerProducerResponse> r;
     BrokerProducerResponse head = buf.front();
-    const int which = co_await sim::Select(bp->parent_->sched(), sim::RecvCase(bp->pending, &r),
+    sim::Chan<BrokerProducerResponse>* pending = pending_closed ? nullptr : bp->pending.get();
+    const int which = co_await sim::Select(bp->parent_->sched(), sim::RecvCase(pending, &r),
                                            sim::SendCase(bp->responses, &head));
     if (which == 0) {
-      if (r.has_value()) buf.push_back(std::move(*r));
+      if (r.has_value()) {
+        buf.push_back(std::move(*r));
+      } else {
+        pending_closed = true;
+      }
       continue;
     }
     buf.pop_front();
