@@ -22,6 +22,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "checks/check.h"
 #include "producer/async_producer.h"
 #include "scenarios/bench.h"
 #include "scenarios/decode.h"
@@ -46,7 +47,7 @@ constexpr const char* kUsage =
     "       prodsim digest FILE...\n"
     "       prodsim explore --base=FILE (--runs=N | --time=DURATION) [--seed=S]\n"
     "                       [--shard=I/N] [--keep-going] [--out=DIR] [--mock-faults]\n"
-    "       prodsim shrink FILE -o MIN.toml [--max-runs=N] [--keep-close-at]\n"
+    "       prodsim shrink FILE -o MIN.toml [--max-runs=N] [--keep-close-at] [--check=NAME]\n"
     "       prodsim decode CRASH_FILE -o SCENARIO.toml [--base=FILE] [--profile=NAME]\n"
     "                      [--max-messages=N] [--max-faults=N] [--mock-faults]\n"
     "       prodsim encode SCENARIO.toml -o BYTES [--base=FILE] [--profile=NAME]\n"
@@ -76,6 +77,8 @@ constexpr const char* kUsage =
     "  step and the final size; writes MIN.toml with its verdict as [expect]. Exit 0:\n"
     "  written; 1: FILE does not fail (nothing to shrink). --max-runs bounds the\n"
     "  search (default 3000 runs). --keep-close-at keeps workload.close_at.\n"
+    "  --check=NAME keeps that check among the violations instead of the verdict\n"
+    "  and deciding check (a symptom another check's verdict hides).\n"
     "decode: the scenario a scenario_fuzzer input (a libFuzzer crash file) stands\n"
     "  for, written as a scenario file with the verdict of its run as [expect]; then\n"
     "  prodsim shrink makes it small. --base (default: the compiled-in\n"
@@ -416,6 +419,7 @@ int ShrinkCommand(int argc, char** argv) {
   std::string file, out;
   int64_t max_runs = ShrinkOptions{}.max_runs;
   bool keep_close_at = false;
+  std::string check;
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
     std::string value;
@@ -423,7 +427,8 @@ int ShrinkCommand(int argc, char** argv) {
     if (absl::StartsWith(arg, "-") && eq != std::string::npos) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
-    } else if ((arg == "-o" || arg == "--out" || arg == "--max-runs") && i + 1 < argc) {
+    } else if ((arg == "-o" || arg == "--out" || arg == "--max-runs" || arg == "--check") &&
+               i + 1 < argc) {
       value = argv[++i];
     }
     uint64_t n = 0;
@@ -432,6 +437,11 @@ int ShrinkCommand(int argc, char** argv) {
       return 0;
     } else if (arg == "--keep-close-at") {
       keep_close_at = true;
+    } else if (arg == "--check") {
+      if (checks::FindCheck(value) == nullptr) {
+        return Usage(absl::StrCat("shrink: unknown --check '", value, "'"));
+      }
+      check = value;
     } else if (arg == "-o" || arg == "--out") {
       if (value.empty()) return Usage("shrink: -o needs a file name");
       out = value;
@@ -458,6 +468,7 @@ int ShrinkCommand(int argc, char** argv) {
   ShrinkOptions options;
   options.max_runs = max_runs;
   options.keep_close_at = keep_close_at;
+  options.check = check;
   options.log = [](const std::string& step) {
     std::printf("  %s\n", step.c_str());
     std::fflush(stdout);

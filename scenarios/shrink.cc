@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "checks/check.h"
 
 namespace scenarios {
 namespace {
@@ -31,6 +32,13 @@ class Shrinker {
  public:
   Shrinker(Scenario s, Verdict verdict, std::string check, const ShrinkOptions& options)
       : current_(std::move(s)), verdict_(verdict), check_(std::move(check)), options_(options) {}
+
+  // Whether a run still fails the way the search keeps.
+  bool Keeps(const RunOutput& out) const {
+    if (options_.check.empty()) return out.verdict == verdict_ && out.failing_check == check_;
+    return std::any_of(out.violations.begin(), out.violations.end(),
+                       [&](const checks::Violation& v) { return v.check == options_.check; });
+  }
 
   const Scenario& current() const { return current_; }
   int64_t runs() const { return runs_; }
@@ -57,7 +65,7 @@ class Shrinker {
       if (j > 0) candidate.seed = OtherSeed(seed, static_cast<uint64_t>(j));
       ++runs_;
       const RunOutput out = RunScenario(candidate);
-      if (out.verdict != verdict_ || out.failing_check != check_) continue;
+      if (!Keeps(out)) continue;
       const std::string step =
           j == 0 ? what : absl::StrCat(what, " (with seed ", candidate.seed, ")");
       current_ = std::move(candidate);
@@ -396,8 +404,9 @@ ShrinkResult Shrink(const Scenario& original, const ShrinkOptions& options) {
   result.failing_check = first.failing_check;
   result.scenario = original;
   if (first.verdict == Verdict::kPass || first.verdict == Verdict::kHarnessError) return result;
-  result.reproduced = true;
   Shrinker sh(original, first.verdict, first.failing_check, options);
+  if (!sh.Keeps(first)) return result;  // the asked-for check does not fail
+  result.reproduced = true;
   for (bool changed = true; changed && !sh.exhausted();) {
     changed = RemoveFaults(sh);
     changed |= CompressTime(sh);
@@ -411,7 +420,16 @@ ShrinkResult Shrink(const Scenario& original, const ShrinkOptions& options) {
   result.scenario = sh.current();
   result.runs += sh.runs();
   result.steps = sh.steps();
-  result.scenario.expect = ExpectSpec{std::string(VerdictName(first.verdict)), first.failing_check, {}};
+  if (!options.check.empty()) {
+    // The verdict the shrunk scenario reaches, which may differ from the
+    // original's: only the asked-for check was kept.
+    const RunOutput last = RunScenario(result.scenario);
+    ++result.runs;
+    result.verdict = last.verdict;
+    result.failing_check = last.failing_check;
+  }
+  result.scenario.expect =
+      ExpectSpec{std::string(VerdictName(result.verdict)), result.failing_check, {}};
   return result;
 }
 

@@ -36,6 +36,12 @@ struct ShrinkOptions {
   // Keep workload.close_at: when the finding is about a run that closes late
   // (closing early can fail the same check for another reason).
   bool keep_close_at = false;
+  // Keep this check among the run's violations, whatever verdict the run
+  // reaches (a symptom that another check's violation hides: a produceSet
+  // assertion decides the verdict before log-sequences-contiguous does).
+  // Empty: keep the verdict and the deciding check. The result's [expect]
+  // is what its own run reaches.
+  std::string check;
   // Called with one line per accepted simplification ("removed fault 3 ...").
   std::function<void(const std::string&)> log;
 };
