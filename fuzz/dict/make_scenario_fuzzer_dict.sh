@@ -32,9 +32,10 @@ fault reset ""
 fault partition 'duration = "100ms"'
 fault crash 'duration = "100ms"'
 fault move_leader ""
-fault drop_responses 'count = 1'
+fault lose_response $'api = "produce"\ncount = 1'
 fault inject_error 'error = "NOT_LEADER_OR_FOLLOWER"'
 fault delay_processing $'duration = "100ms"\nextra = "50ms"'
 fault latency_spike $'duration = "100ms"\nextra = "50ms"'
 fault pause_fetching 'duration = "100ms"'
 fault shrink_isr $'duration = "100ms"\ntopic = "t"\npartition = 1'
+fault stall_response $'api = "produce"\ncount = 1\nextra = "31s"'
