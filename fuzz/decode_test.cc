@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <initializer_list>
 #include <ostream>
@@ -29,6 +30,7 @@
 #include "scenarios/realism.h"
 #include "scenarios/realism.h"
 #include "scenarios/runner.h"
+#include "sim/core/prng.h"
 #include "scenarios/scenario.h"
 #include "fuzz/scenario_gen.h"
 #include "sim/core/assert.h"
@@ -305,6 +307,45 @@ OneFault OneFaultInput() {
 
 // The input of OneFaultInput decodes to what it was encoded from, and its
 // `at` takes one of the codec's widths.
+// Over 3000 random inputs, the decoder gives no mock fault unless asked,
+// gives only inject_errors Kafka can give in the decoded scenario, and
+// draws the producer's settings: the base's for about half (always for a
+// short input), else a spread of the settings people use, each one that
+// Sarama's Config.Validate accepts.
+TEST(DecodeRealismTest, NoMockFaultsUnlessAskedAndProducerSettingsDrawn) {
+  const Scenario base = Base();
+  sim::Prng prng(2026);
+  int mocks = 0, varied = 0, idempotent_off = 0, open5 = 0, frequency = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string bytes(static_cast<size_t>(prng.UniformInt(20, 120)), '\0');
+    for (char& c : bytes) c = static_cast<char>(prng.Below(256));
+    const Scenario s = Decode(base, AsBytes(bytes));
+    for (const FaultSpec& f : s.faults) {
+      ASSERT_FALSE(f.kind.starts_with("mock.")) << i << ": " << f.kind;
+    }
+    ASSERT_EQ(FirstUnrealisticFault(s), std::nullopt) << i;
+    const absl::StatusOr<sarama::Config> c = ProducerConfigOf(s.producer);
+    ASSERT_TRUE(c.ok()) << i << ": " << c.status();
+    if (!(s.producer == base.producer)) {
+      ++varied;
+      idempotent_off += c->producer.idempotent ? 0 : 1;
+      open5 += c->net.max_open_requests == 5 ? 1 : 0;
+      frequency += c->producer.flush.frequency.nanos() > 0 ? 1 : 0;
+    }
+    const Scenario m = Decode(base, AsBytes(bytes), DecodeOptions{.mock_faults = true});
+    for (const FaultSpec& f : m.faults) mocks += f.kind.starts_with("mock.") ? 1 : 0;
+  }
+  std::printf("decoded 3000: producer varied in %d (idempotent off %d, MaxOpenRequests 5 %d, "
+              "Flush.Frequency set %d); mock faults with the option: %d\n",
+              varied, idempotent_off, open5, frequency, mocks);
+  EXPECT_GT(varied, 1000);
+  EXPECT_LT(varied, 2000);
+  EXPECT_GT(idempotent_off, 300);
+  EXPECT_GT(open5, 100);
+  EXPECT_GT(frequency, 300);
+  EXPECT_GT(mocks, 300);
+}
+
 TEST(DecodeStabilityTest, OneFaultInputIsWellFormed) {
   const OneFault c = OneFaultInput();
   const Scenario s = Decode(c.base, AsBytes(c.bytes));

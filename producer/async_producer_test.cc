@@ -1361,6 +1361,34 @@ TEST_P(SaramaAsyncProducerTest, ModelFlushTimerOutlivesRollOver) {
   w.Run(FlushTimerOutlivesRollOverBody(&w));
 }
 
+// Not a port: a produce answered with an error code the model does not name
+// (a real broker's, in wire mode) goes, as in Sarama, to handleSuccess's
+// default branch: the message fails with that KError, nothing asserts.
+Task<void> UnknownErrorCodeBody(World* w) {
+  auto leader = std::make_unique<MockBroker>(w->sched, w->network, 1);
+  leader->Returns(MetadataLeader(*leader));
+  Config config = NewTestConfig();
+  config.producer.return_.successes = true;
+  AsyncProducer* p = co_await NewProducer(w, leader->node(), config);
+  if (p == nullptr) co_return;
+  const ErrorCode odd = static_cast<ErrorCode>(999);
+  leader->Returns(ProduceResponse(0, odd));
+  co_await p->Input()->Send(NewMessage("my_topic", kTestMessageBytes));
+  std::optional<ProducerError> e = co_await p->Errors()->Recv();
+  EXPECT_TRUE(e.has_value());
+  if (e.has_value()) {
+    EXPECT_TRUE(e->err.Is(odd));
+    EXPECT_EQ(e->err.ToString(), "Unknown error, how did this happen? Error code = 999");
+  }
+  CloseBroker(leader.get());
+  co_await CloseProducer(w, p, __LINE__);
+}
+
+TEST_P(SaramaAsyncProducerTest, ModelUnknownErrorCodeFailsTheMessage) {
+  World w;
+  w.Run(UnknownErrorCodeBody(&w));
+}
+
 std::string ProfileTestName(const ::testing::TestParamInfo<Profile>& info) {
   std::string name(ProfileName(info.param));
   for (char& c : name) {

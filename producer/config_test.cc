@@ -437,6 +437,14 @@ TEST(ErrorTest, KafkaCodesPrintSaramasText) {
       {ErrorCode::INVALID_RECORD,
        "kafka server: This record has failed the validation on broker and hence will be "
        "rejected"},
+      {ErrorCode::UNKNOWN_SERVER_ERROR, "kafka server: Unexpected (unknown?) server error"},
+      {ErrorCode::KAFKA_STORAGE_ERROR,
+       "kafka server: Disk error when trying to access log file on the disk"},
+      {ErrorCode::LISTENER_NOT_FOUND,
+       "kafka server: There is no listener on the leader broker that matches the listener on "
+       "which metadata request was processed"},
+      // Sarama's KError.Error for a code it does not name.
+      {static_cast<ErrorCode>(999), "Unknown error, how did this happen? Error code = 999"},
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(std::string(kafka::ErrorCodeName(tc.code)));

@@ -14,6 +14,9 @@ cat "$out/log"
 "$prodsim" run --check-expect "$out/min.toml" > /dev/null || fail "the shrunk file does not replay"
 grep -q '^verdict = "producer-assertion"' "$out/min.toml" || fail "verdict changed"
 grep -q '^check = "no-producer-assertion"' "$out/min.toml" || fail "check changed"
+# Shrinking removes and weakens faults; it never makes one of another kind,
+# so a realistic input gives a realistic result (no mock fault).
+! grep -q '^kind = "mock\.' "$out/min.toml" || fail "the shrunk file holds a mock fault"
 faults=$(grep -c '^\[\[faults\]\]' "$out/min.toml")
 messages=$(sed -n 's/^messages = //p' "$out/min.toml")
 (( faults <= 3 )) || fail "$faults faults left (target <= 3)"

@@ -70,6 +70,7 @@ TEST(ErrorCodeTest, NumbersNamesAndRetriableMatchKafka) {
     bool retriable;
   };
   const Row rows[] = {
+      {ErrorCode::UNKNOWN_SERVER_ERROR, -1, "UNKNOWN_SERVER_ERROR", false},
       {ErrorCode::NONE, 0, "NONE", false},
       {ErrorCode::OFFSET_OUT_OF_RANGE, 1, "OFFSET_OUT_OF_RANGE", false},
       {ErrorCode::CORRUPT_MESSAGE, 2, "CORRUPT_MESSAGE", true},
@@ -92,7 +93,9 @@ TEST(ErrorCodeTest, NumbersNamesAndRetriableMatchKafka) {
       {ErrorCode::DUPLICATE_SEQUENCE_NUMBER, 46, "DUPLICATE_SEQUENCE_NUMBER",
        false},
       {ErrorCode::INVALID_PRODUCER_EPOCH, 47, "INVALID_PRODUCER_EPOCH", false},
+      {ErrorCode::KAFKA_STORAGE_ERROR, 56, "KAFKA_STORAGE_ERROR", true},
       {ErrorCode::UNKNOWN_PRODUCER_ID, 59, "UNKNOWN_PRODUCER_ID", false},
+      {ErrorCode::LISTENER_NOT_FOUND, 72, "LISTENER_NOT_FOUND", true},
       {ErrorCode::INVALID_RECORD, 87, "INVALID_RECORD", false},
   };
   for (const Row& row : rows) {
@@ -101,6 +104,18 @@ TEST(ErrorCodeTest, NumbersNamesAndRetriableMatchKafka) {
     EXPECT_EQ(ErrorCodeName(row.code), row.name);
     EXPECT_EQ(IsRetriable(row.code), row.retriable);
   }
+}
+
+// A code the model does not name is data, not a crash: it has a name that
+// says so, is not retriable (Kafka maps it to UNKNOWN_SERVER_ERROR), and no
+// name parses to it.
+TEST(ErrorCodeTest, UnknownCodesAreCarriedAsData) {
+  const ErrorCode odd = static_cast<ErrorCode>(999);
+  EXPECT_FALSE(IsNamedErrorCode(odd));
+  EXPECT_EQ(ErrorCodeName(odd), "UNKNOWN_CODE(999)");
+  EXPECT_FALSE(IsRetriable(odd));
+  EXPECT_EQ(ErrorCodeFromName("UNKNOWN_CODE(999)"), std::nullopt);
+  EXPECT_TRUE(IsNamedErrorCode(ErrorCode::LISTENER_NOT_FOUND));
 }
 
 // Every documented spelling parses to its version; others are rejected.
