@@ -53,13 +53,9 @@ sim::Task<Error> Broker::Open(const Config* conf) {
   co_return kNoError;
 }
 
-// sarama v1.42.1 broker.go: the goroutine started by Broker.Open
-sim::Task<void> Broker::DialAndServe(std::shared_ptr<Broker> self, const Config* conf) {
-  if (IsMain()) {
-    co_await DialAndServeMain(std::move(self), conf);
-    co_return;
-  }
-  PRODSIM_ASSERT(self.get() == this);
+// sarama broker.go: the dial of the goroutine Broker.Open starts (both
+// versions); a failed dial leaves the error for Connected and the next call.
+sim::Task<absl::StatusOr<net::Endpoint>> Broker::DialBroker(const Config* conf) {
   conf_ = conf;
   net::DialOptions options;
   options.dial_timeout = conf->net.dial_timeout;
@@ -69,7 +65,19 @@ sim::Task<void> Broker::DialAndServe(std::shared_ptr<Broker> self, const Config*
     conn_.reset();
     opened_ = false;
     Note("dial failed", 0);
-  } else {
+  }
+  co_return ep;
+}
+
+// sarama v1.42.1 broker.go: the goroutine started by Broker.Open
+sim::Task<void> Broker::DialAndServe(std::shared_ptr<Broker> self, const Config* conf) {
+  if (IsMain()) {
+    co_await DialAndServeMain(std::move(self), conf);
+    co_return;
+  }
+  PRODSIM_ASSERT(self.get() == this);
+  absl::StatusOr<net::Endpoint> ep = co_await DialBroker(conf);
+  if (ep.ok()) {
     conn_ = *ep;
     conn_err_ = kNoError;
     sock_error_reported_ = false;
@@ -96,15 +104,8 @@ sim::Task<void> Broker::DialAndServe(std::shared_ptr<Broker> self, const Config*
 sim::Task<void> Broker::DialAndServeMain(std::shared_ptr<Broker> self, const Config* conf) {
   PRODSIM_ASSERT(self.get() == this);
   PRODSIM_ASSERT(lock_.locked());
-  conf_ = conf;
-  net::DialOptions options;
-  options.dial_timeout = conf->net.dial_timeout;
-  absl::StatusOr<net::Endpoint> ep = co_await network_->Dial(self_, addr_, options);
+  absl::StatusOr<net::Endpoint> ep = co_await DialBroker(conf);
   if (!ep.ok()) {
-    conn_err_ = Error::Network(absl::StrCat("dial tcp: ", std::string(ep.status().message())));
-    conn_.reset();
-    opened_ = false;
-    Note("dial failed", 0);
     lock_.Unlock();
     co_return;
   }

@@ -115,6 +115,7 @@ class Broker : public std::enable_shared_from_this<Broker> {
 
  private:
   bool IsMain() const { return profile_ == Profile::kSaramaMain; }
+  sim::Task<absl::StatusOr<net::Endpoint>> DialBroker(const Config* conf);
   // `self` keeps this Broker alive while the goroutine runs.
   sim::Task<void> DialAndServe(std::shared_ptr<Broker> self, const Config* conf);
   // --- sarama main's versions and new pieces. REQUIRES: lock_ held.
