@@ -1,0 +1,859 @@
+#include "scenarios/schema.h"
+
+#include <algorithm>
+#include <iterator>
+#include <limits>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "scenarios/toml_reader.h"
+#include "sim/core/assert.h"
+
+namespace scenarios::schema {
+namespace {
+
+constexpr int64_t kMaxCount = 1'000'000;
+constexpr int64_t kMaxSteps = 10'000'000'000;
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+constexpr int64_t kPositive = 1;  // the least positive duration, in ns
+
+// The value lists. A new profile (e.g. "sarama-main") is one more entry.
+constexpr std::string_view kProfiles[] = {"sarama-1.42.1", "sarama-main"};
+constexpr std::string_view kPolicies[] = {"fifo", "random", "pct"};
+constexpr std::string_view kLatencyKindNames[] = {"constant", "uniform", "exponential"};
+constexpr std::string_view kDirections[] = {"to_broker", "from_broker", "both"};
+constexpr std::string_view kApis[] = {"produce", "metadata", "init_producer_id"};
+constexpr std::string_view kVerdicts[] = {
+    "pass", "safety", "liveness", "deadlock", "producer-assertion", "harness-error"};
+constexpr std::string_view kChecks[] = {
+    "acked-batches-in-order", "log-sequences-contiguous", "no-duplicates",
+    "per-partition-order",    "acked-are-durable",        "every-message-one-outcome",
+    "no-producer-assertion",  "no-broker-sequence-error", "liveness"};
+// The cluster model's versions: keep in sync with kafka::ParseKafkaVersion.
+constexpr std::string_view kKafkaVersions[] = {"0.11", "2.0", "2.1", "2.2",
+                                               "2.3",  "2.4", "2.5", "2.6"};
+// The error codes the model names (sim/kafka/types.h ErrorCode, without
+// NONE); a test keeps them in sync.
+constexpr std::string_view kKafkaErrors[] = {
+    "UNKNOWN_SERVER_ERROR",         "OFFSET_OUT_OF_RANGE",
+    "CORRUPT_MESSAGE",              "UNKNOWN_TOPIC_OR_PARTITION",
+    "LEADER_NOT_AVAILABLE",         "NOT_LEADER_OR_FOLLOWER",
+    "REQUEST_TIMED_OUT",            "BROKER_NOT_AVAILABLE",
+    "REPLICA_NOT_AVAILABLE",        "MESSAGE_TOO_LARGE",
+    "NETWORK_EXCEPTION",            "NOT_ENOUGH_REPLICAS",
+    "NOT_ENOUGH_REPLICAS_AFTER_APPEND", "INVALID_REQUIRED_ACKS",
+    "UNSUPPORTED_VERSION",          "OUT_OF_ORDER_SEQUENCE_NUMBER",
+    "DUPLICATE_SEQUENCE_NUMBER",    "INVALID_PRODUCER_EPOCH",
+    "KAFKA_STORAGE_ERROR",          "UNKNOWN_PRODUCER_ID",
+    "LISTENER_NOT_FOUND",           "INVALID_RECORD"};
+// The fault kinds, in canonical order (FaultKinds has the same, with what
+// each reads; a test keeps them in sync).
+constexpr std::string_view kFaultKindNames[] = {
+    "reset",          "partition",      "crash",          "move_leader",   "shrink_isr",
+    "inject_error",   "lose_response",  "stall_response", "delay_processing",
+    "latency_spike",  "pause_fetching", "mock.error",     "mock.drop_response"};
+// The buggify sites, in canonical order: sim/net's, then sim/kafka's
+// (net::kBuggifySites, kafka::kBuggifySites; a test keeps them in sync).
+constexpr std::string_view kBuggifySites[] = {"net.delay", "net.slow_connect",
+                                              "broker.slow_request", "broker.slow_metadata",
+                                              "broker.slow_fetch"};
+
+struct AcksEntry {
+  std::string_view name;
+  int32_t value;
+};
+constexpr AcksEntry kAcks[] = {{"wait_for_all", -1}, {"no_response", 0}, {"wait_for_local", 1}};
+
+// --- The codec's ranges (scenarios/decode.h): a decoded scenario is no
+// bigger than its base.
+
+CodecRange MessagesRange(const Scenario& b, const DecodeLimits& l) {
+  return {1, std::max(1, std::min(b.workload.messages, l.max_messages)), 0};
+}
+CodecRange KeysRange(const Scenario& b, const DecodeLimits&) { return {1, b.workload.keys, 0}; }
+CodecRange BurstRange(const Scenario& b, const DecodeLimits&) { return {1, b.workload.burst, 0}; }
+CodecRange IntervalRange(const Scenario& b, const DecodeLimits&) {
+  const int64_t ns = b.workload.interval.nanos();
+  return {ns / 64, ns, 1};
+}
+CodecRange BrokersRange(const Scenario& b, const DecodeLimits&) { return {1, b.cluster.brokers, 0}; }
+CodecRange PreemptRange(const Scenario&, const DecodeLimits&) { return {0, 1000, 1}; }
+CodecRange PctDepthRange(const Scenario&, const DecodeLimits&) { return {1, 6, 0}; }
+
+// --- The tables.
+
+constexpr Field kTopFields[] = {
+    Of<&Scenario::seed>({.key = "seed",
+                         .type = Type::kInt,
+                         .lo = 0,
+                         .hi = static_cast<int64_t>(kSeedMax),
+                         .doc = "the root of every random draw (kSeedMax = 2^63-1)"}),
+    Of<&Scenario::description>({.key = "description",
+                                .type = Type::kString,
+                                .hi = 10000,
+                                .doc = "what the scenario shows, in words"}),
+};
+
+constexpr Field kScheduleFields[] = {
+    Of<&ScheduleSpec::policy>({.key = "policy",
+                               .type = Type::kEnum,
+                               .values = kPolicies,
+                               .doc = "how the scheduler picks the next runnable task",
+                               .shrink = Shrink::kToDefault}),
+    Of<&ScheduleSpec::pct_depth>({.key = "pct_depth",
+                                  .type = Type::kInt,
+                                  .lo = 1,
+                                  .hi = 20,
+                                  .doc = "pct: the number of priority change points",
+                                  .codec = &PctDepthRange}),
+    Of<&ScheduleSpec::pct_steps>({.key = "pct_steps",
+                                  .type = Type::kInt,
+                                  .lo = 1,
+                                  .hi = kMaxSteps,
+                                  .doc = "pct: the expected run length in steps"}),
+    Of<&ScheduleSpec::preempt_per_mille>(
+        {.key = "preempt_per_mille",
+         .type = Type::kInt,
+         .lo = 0,
+         .hi = 1000,
+         .doc = "the chance per mille of a time-slice preemption",
+         .codec = &PreemptRange}),
+    Of<&ScheduleSpec::tape>(
+        {.key = "tape",
+         .type = Type::kHex,
+         .hi = size_t{1} << 20,
+         .doc = "random policy only: the first scheduling decisions, a byte each (switch iff "
+                "byte/256 < preempt_per_mille/1000; which runnable task: byte mod count), then "
+                "the seed decides",
+         .rule = "`policy = \"random\"` only; `prodsim decode` writes it (the scenario fuzzer's "
+                 "left-over input bytes), `prodsim shrink` halves it"}),
+};
+
+// Producer fields: Sarama config fields in snake_case; left out, Sarama's
+// default (the profile's NewConfig).
+constexpr Field kProducerFields[] = {
+    Of<&ProducerSpec::profile>({.key = "profile",
+                                .type = Type::kEnum,
+                                .values = kProfiles,
+                                .doc = "which model of the producer"}),
+    Of<&ProducerSpec::idempotent>({.key = "idempotent",
+                                   .type = Type::kBool,
+                                   .optional = true,
+                                   .doc = "Producer.Idempotent",
+                                   .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::net_max_open_requests>({.key = "net_max_open_requests",
+                                              .type = Type::kInt,
+                                              .optional = true,
+                                              .lo = 1,
+                                              .hi = 1000,
+                                              .doc = "Net.MaxOpenRequests",
+                                              .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::net_read_timeout>({.key = "net_read_timeout",
+                                         .type = Type::kDuration,
+                                         .optional = true,
+                                         .lo = kPositive,
+                                         .doc = "Net.ReadTimeout",
+                                         .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::net_dial_timeout>({.key = "net_dial_timeout",
+                                         .type = Type::kDuration,
+                                         .optional = true,
+                                         .lo = kPositive,
+                                         .doc = "Net.DialTimeout",
+                                         .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::required_acks>(
+        {.key = "required_acks",
+         .type = Type::kAcks,
+         .optional = true,
+         .doc = "Producer.RequiredAcks: -1, 0, 1, or wait_for_all, no_response, wait_for_local",
+         .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::timeout>({.key = "timeout",
+                                .type = Type::kDuration,
+                                .optional = true,
+                                .lo = kPositive,
+                                .doc = "Producer.Timeout",
+                                .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::retry_max>({.key = "retry_max",
+                                  .type = Type::kInt,
+                                  .optional = true,
+                                  .lo = 0,
+                                  .hi = kMaxCount,
+                                  .doc = "Producer.Retry.Max",
+                                  .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::retry_backoff>({.key = "retry_backoff",
+                                      .type = Type::kDuration,
+                                      .optional = true,
+                                      .doc = "Producer.Retry.Backoff",
+                                      .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::return_successes>({.key = "return_successes",
+                                         .type = Type::kBool,
+                                         .optional = true,
+                                         .doc = "Producer.Return.Successes",
+                                         .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::return_errors>({.key = "return_errors",
+                                      .type = Type::kBool,
+                                      .optional = true,
+                                      .doc = "Producer.Return.Errors",
+                                      .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::flush_messages>({.key = "flush_messages",
+                                       .type = Type::kInt,
+                                       .optional = true,
+                                       .lo = 0,
+                                       .hi = kMaxCount,
+                                       .doc = "Producer.Flush.Messages",
+                                       .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::flush_bytes>({.key = "flush_bytes",
+                                    .type = Type::kInt,
+                                    .optional = true,
+                                    .lo = 0,
+                                    .hi = kInt32Max,
+                                    .unit = "bytes",
+                                    .doc = "Producer.Flush.Bytes",
+                                    .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::flush_frequency>({.key = "flush_frequency",
+                                        .type = Type::kDuration,
+                                        .optional = true,
+                                        .doc = "Producer.Flush.Frequency",
+                                        .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::flush_max_messages>({.key = "flush_max_messages",
+                                           .type = Type::kInt,
+                                           .optional = true,
+                                           .lo = 0,
+                                           .hi = kMaxCount,
+                                           .doc = "Producer.Flush.MaxMessages",
+                                           .rule = "0, or at least `flush_messages`",
+                                           .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::max_message_bytes>({.key = "max_message_bytes",
+                                          .type = Type::kInt,
+                                          .optional = true,
+                                          .lo = 1,
+                                          .hi = 100'000'000,
+                                          .unit = "bytes",
+                                          .doc = "Producer.MaxMessageBytes",
+                                          .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::channel_buffer_size>({.key = "channel_buffer_size",
+                                            .type = Type::kInt,
+                                            .optional = true,
+                                            .lo = 0,
+                                            .hi = kMaxCount,
+                                            .doc = "ChannelBufferSize",
+                                            .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::metadata_retry_max>({.key = "metadata_retry_max",
+                                           .type = Type::kInt,
+                                           .optional = true,
+                                           .lo = 0,
+                                           .hi = kMaxCount,
+                                           .doc = "Metadata.Retry.Max",
+                                           .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::metadata_retry_backoff>({.key = "metadata_retry_backoff",
+                                               .type = Type::kDuration,
+                                               .optional = true,
+                                               .doc = "Metadata.Retry.Backoff",
+                                               .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::version>(
+        {.key = "version",
+         .type = Type::kVersion,
+         .optional = true,
+         .hi = 32,
+         .doc = "Version, the Kafka version Sarama speaks",
+         .rule = "MAJOR.MINOR[.PATCH[.BUILD]]; which releases a profile knows, and Sarama's rules "
+                 "that tie fields together, are checked by the world builder "
+                 "(sarama::Config::Validate)",
+         .shrink = Shrink::kToDefault}),
+};
+
+constexpr Field kClusterFields[] = {
+    Of<&ClusterSpec::brokers>({.key = "brokers",
+                               .type = Type::kInt,
+                               .lo = 1,
+                               .hi = 16,
+                               .doc = "brokers 0..brokers-1",
+                               .shrink = Shrink::kDescend,
+                               .floor = 1,
+                               .codec = &BrokersRange}),
+    Of<&ClusterSpec::min_insync_replicas>({.key = "min_insync_replicas",
+                                           .type = Type::kInt,
+                                           .lo = 1,
+                                           .hi = 16,
+                                           .doc = "min.insync.replicas of every topic",
+                                           .rule = "at most every topic's `replication_factor`",
+                                           .shrink = Shrink::kDescend,
+                                           .floor = 1}),
+    Of<&ClusterSpec::kafka_version>({.key = "kafka_version",
+                                     .type = Type::kEnum,
+                                     .values = kKafkaVersions,
+                                     .doc = "the brokers' rules (producer-state, metadata)",
+                                     .shrink = Shrink::kToDefault}),
+    Of<&ClusterSpec::metadata_delay_max>(
+        {.key = "metadata_delay_max",
+         .type = Type::kDuration,
+         .doc = "the most a broker's metadata lags behind a controller change",
+         .shrink = Shrink::kToDefault}),
+    Of<&ClusterSpec::replica_fetch_interval>({.key = "replica_fetch_interval",
+                                              .type = Type::kDuration,
+                                              .lo = kPositive,
+                                              .doc = "how often followers fetch",
+                                              .shrink = Shrink::kToDefault}),
+    Of<&ClusterSpec::replica_lag_time_max>({.key = "replica_lag_time_max",
+                                            .type = Type::kDuration,
+                                            .lo = kPositive,
+                                            .doc = "replica.lag.time.max.ms",
+                                            .shrink = Shrink::kToDefault}),
+    Of<&ClusterSpec::zookeeper_session_timeout>(
+        {.key = "zookeeper_session_timeout",
+         .type = Type::kDuration,
+         .lo = kPositive,
+         .doc = "zookeeper.session.timeout.ms: how long after a crash the controller notices it",
+         .shrink = Shrink::kToDefault}),
+};
+
+constexpr Field kTopicFields[] = {
+    Of<&TopicSpec::name>({.key = "name",
+                          .type = Type::kString,
+                          .hi = std::numeric_limits<int64_t>::max(),
+                          .doc = "a Kafka topic name",
+                          .rule = "required; 1..249 of [a-zA-Z0-9._-], unique"}),
+    Of<&TopicSpec::partitions>({.key = "partitions",
+                                .type = Type::kInt,
+                                .lo = 1,
+                                .hi = 64,
+                                .doc = "the topic's partitions",
+                                .shrink = Shrink::kDescend,
+                                .floor = 1}),
+    Of<&TopicSpec::replication_factor>({.key = "replication_factor",
+                                        .type = Type::kInt,
+                                        .lo = 1,
+                                        .hi = 16,
+                                        .doc = "the topic's replicas",
+                                        .rule = "at most `cluster.brokers`",
+                                        .shrink = Shrink::kDescend,
+                                        .floor = 1}),
+};
+
+constexpr Field kLatencyFields[] = {
+    Of<&LatencySpec::kind>({.key = "kind",
+                            .type = Type::kEnum,
+                            .values = kLatencyKindNames,
+                            .doc = "constant (min), uniform (min..max) or exponential (min plus a "
+                                   "draw of the given mean, capped)"}),
+    Of<&LatencySpec::min>({.key = "min",
+                           .type = Type::kDuration,
+                           .doc = "constant: the latency; uniform and exponential: the least"}),
+    Of<&LatencySpec::max>({.key = "max",
+                           .type = Type::kDuration,
+                           .doc = "uniform only: the most",
+                           .rule = "uniform only, at least `min`"}),
+    Of<&LatencySpec::mean>({.key = "mean",
+                            .type = Type::kDuration,
+                            .doc = "exponential only: the mean of the draw added to min",
+                            .rule = "exponential only"}),
+    Of<&LatencySpec::cap>({.key = "cap",
+                           .type = Type::kDuration,
+                           .doc = "exponential only: no draw exceeds it",
+                           .rule = "exponential only, at least `min`"}),
+};
+
+constexpr Field kWorkloadFields[] = {
+    Of<&WorkloadSpec::messages>({.key = "messages",
+                                 .type = Type::kInt,
+                                 .lo = 0,
+                                 .hi = kMaxCount,
+                                 .doc = "how many messages the application writes",
+                                 .shrink = Shrink::kDescend,
+                                 .floor = 1,
+                                 .codec = &MessagesRange}),
+    Of<&WorkloadSpec::keys>({.key = "keys",
+                             .type = Type::kInt,
+                             .lo = 1,
+                             .hi = kMaxCount,
+                             .doc = "keys key-0.. key-(keys-1), round robin",
+                             .shrink = Shrink::kDescend,
+                             .floor = 1,
+                             .codec = &KeysRange}),
+    Of<&WorkloadSpec::topics>({.key = "topics",
+                               .type = Type::kNameList,
+                               .hi = 64,
+                               .doc = "the topics, round robin; [] (the default): every cluster topic",
+                               .rule = "cluster topics, at most 64 entries"}),
+    Of<&WorkloadSpec::interval>({.key = "interval",
+                                 .type = Type::kDuration,
+                                 .doc = "between bursts",
+                                 .shrink = Shrink::kToDefault,
+                                 .codec = &IntervalRange}),
+    Of<&WorkloadSpec::burst>({.key = "burst",
+                              .type = Type::kInt,
+                              .lo = 1,
+                              .hi = kMaxCount,
+                              .doc = "messages per burst",
+                              .shrink = Shrink::kDescend,
+                              .floor = 1,
+                              .codec = &BurstRange}),
+    Of<&WorkloadSpec::value_bytes>({.key = "value_bytes",
+                                    .type = Type::kInt,
+                                    .lo = 0,
+                                    .hi = 10'000'000,
+                                    .unit = "bytes",
+                                    .doc = "each message's value size",
+                                    .shrink = Shrink::kToDefault}),
+    Of<&WorkloadSpec::close_at>(
+        {.key = "close_at",
+         .type = Type::kDuration,
+         .optional = true,
+         .doc = "AsyncClose at this time; left out: after the last message. The application stops "
+                "producing then and calls AsyncClose from its producing task",
+         .rule = "at most `limits.time`"}),
+};
+
+// Which fault kinds read a field is in the kind table (FaultKinds).
+constexpr Field kFaultFields[] = {
+    Of<&FaultSpec::kind>({.key = "kind",
+                          .type = Type::kEnum,
+                          .values = kFaultKindNames,
+                          .doc = "the fault (table below)",
+                          .rule = "required"}),
+    Of<&FaultSpec::at>({.key = "at",
+                        .type = Type::kDuration,
+                        .doc = "when it happens",
+                        .rule = "required; before `limits.time`"}),
+    Of<&FaultSpec::duration>(
+        {.key = "duration",
+         .type = Type::kDuration,
+         .optional = true,
+         .doc = "how long it lasts. Left out: partition and crash last for the rest of the run, "
+                "shrink_isr 5 s, the others 1 s. inject_error: how long the cause lasts (the "
+                "NOT_ENOUGH_REPLICAS pair only)",
+         .rule = "`at + duration` at most `limits.time`"}),
+    Of<&FaultSpec::broker>({.key = "broker",
+                            .type = Type::kInt,
+                            .lo = 0,
+                            .hi = 15,
+                            .doc = "the broker it acts on",
+                            .rule = "0..`cluster.brokers`-1"}),
+    Of<&FaultSpec::direction>({.key = "direction",
+                               .type = Type::kEnum,
+                               .values = kDirections,
+                               .doc = "which way the network fails"}),
+    Of<&FaultSpec::topic>({.key = "topic",
+                           .type = Type::kString,
+                           .hi = std::numeric_limits<int64_t>::max(),
+                           .doc = "with `partition`: one partition; neither: every partition",
+                           .rule = "a cluster topic; needs `partition`"}),
+    Of<&FaultSpec::partition>({.key = "partition",
+                               .type = Type::kInt,
+                               .lo = 0,
+                               .hi = 63,
+                               .doc = "with `topic`: the partition",
+                               .rule = "0..partitions-1 of `topic`; needs `topic`"}),
+    Of<&FaultSpec::error>(
+        {.key = "error",
+         .type = Type::kEnum,
+         .values = kKafkaErrors,
+         .doc = "a Kafka error name",
+         .rule = "inject_error: NOT_LEADER_OR_FOLLOWER (a replicated partition), "
+                 "NOT_ENOUGH_REPLICAS and NOT_ENOUGH_REPLICAS_AFTER_APPEND (acks=all, "
+                 "`min_insync_replicas` >= 2, a replicated partition), REQUEST_TIMED_OUT (acks=all, "
+                 "a replicated partition); mock.error: any name here"}),
+    Of<&FaultSpec::api>({.key = "api",
+                         .type = Type::kEnum,
+                         .values = kApis,
+                         .doc = "the requests it acts on",
+                         .rule = "inject_error: produce only"}),
+    Of<&FaultSpec::count>({.key = "count",
+                           .type = Type::kInt,
+                           .lo = 1,
+                           .hi = kMaxCount,
+                           .doc = "how many requests or responses"}),
+    Of<&FaultSpec::extra>({.key = "extra",
+                           .type = Type::kDuration,
+                           .lo = kPositive,
+                           .doc = "the added delay (stall_response: how long each response is held)"}),
+    Of<&FaultSpec::heal>({.key = "heal",
+                          .type = Type::kBool,
+                          .doc = "false: the fault never ends (partition and crash only)"}),
+};
+
+constexpr Field kBuggifyFields[] = {
+    Of<&BuggifySpec::sites>({.key = "sites",
+                             .type = Type::kSiteList,
+                             .values = kBuggifySites,
+                             .doc = "the perturbation points switched on; [] (the default): none",
+                             .rule = "site names, each once"}),
+};
+
+constexpr Field kLimitsFields[] = {
+    Of<&LimitsSpec::steps>({.key = "steps",
+                            .type = Type::kInt,
+                            .lo = 1,
+                            .hi = kMaxSteps,
+                            .doc = "scheduler steps"}),
+    Of<&LimitsSpec::time>({.key = "time",
+                           .type = Type::kDuration,
+                           .lo = kPositive,
+                           .doc = "simulated time"}),
+    Of<&LimitsSpec::liveness_grace>(
+        {.key = "liveness_grace",
+         .type = Type::kDuration,
+         .doc = "after the last fault heals (a count-based fault: when its last use's effect "
+                "ends), everything resolves within this"}),
+};
+
+constexpr Field kExpectFields[] = {
+    Of<&ExpectSpec::verdict>({.key = "verdict",
+                              .type = Type::kEnum,
+                              .values = kVerdicts,
+                              .doc = "the verdict this scenario is expected to reach",
+                              .rule = "required in `[expect]`"}),
+    Of<&ExpectSpec::check>({.key = "check",
+                            .type = Type::kEnum,
+                            .values = kChecks,
+                            .doc = "the failing check",
+                            .rule = "a check name; not with `pass`"}),
+};
+
+constexpr Field kProfileExpectFields[] = {
+    Of<&ProfileExpectSpec::verdict>({.key = "verdict",
+                                     .type = Type::kEnum,
+                                     .values = kVerdicts,
+                                     .doc = "what the scenario reaches with that profile",
+                                     .rule = "required"}),
+    Of<&ProfileExpectSpec::check>({.key = "check",
+                                   .type = Type::kEnum,
+                                   .values = kChecks,
+                                   .doc = "its failing check",
+                                   .rule = "not with `pass`"}),
+};
+
+// Sections that hold other tables list those keys too, for hints.
+const Section kTop{"", "the top level", "", kTopFields};
+const Section kSchedule{"schedule", "[schedule]",
+                        "Which runnable task the scheduler picks next: fifo, random or pct.",
+                        kScheduleFields};
+const Section kProducer{"producer", "[producer]",
+                        "The producer model: a profile, and Sarama config fields by their Sarama\n"
+                        "names in snake_case; a field left out keeps Sarama's default.",
+                        kProducerFields};
+const Section kCluster{"cluster", "[cluster]",
+                       "The simulated Kafka cluster: brokers 0..brokers-1 and its topics.",
+                       kClusterFields};
+const Section kTopic{"cluster.topics[]", "[[cluster.topics]]", "", kTopicFields};
+const Section kLatency{"network.latency", "[network.latency]",
+                       "Per-message network latency: constant (min), uniform (min..max) or\n"
+                       "exponential (min plus an exponential draw of mean, capped at cap).",
+                       kLatencyFields};
+const Section kWorkload{"workload", "[workload]",
+                        "The application: `messages` messages in bursts of `burst`, one burst\n"
+                        "per interval, keys key-0.., topics round robin (empty: every topic).",
+                        kWorkloadFields};
+const Section kFault{"faults[]", "[[faults]]", "Timed faults, applied at `at` and healed after `duration`.",
+                     kFaultFields};
+const Section kBuggify{"buggify", "[buggify]",
+                       "Perturbation points switched on (BUGGIFY): small random delays in the\n"
+                       "simulated network and brokers.",
+                       kBuggifyFields};
+const Section kLimits{"limits", "[limits]",
+                      "Bounds of the run: reaching one is a verdict, never a hang.", kLimitsFields};
+const Section kExpect{"expect", "[expect]", "The verdict this scenario is expected to reach.",
+                      kExpectFields};
+const Section kProfileExpect{"expect.profiles.\"PROFILE\"", "[expect.profiles.\"PROFILE\"]", "",
+                             kProfileExpectFields};
+
+constexpr const Section* kSections[] = {&kTop,     &kSchedule, &kProducer, &kCluster,
+                                        &kTopic,   &kLatency,  &kWorkload, &kFault,
+                                        &kBuggify, &kLimits,   &kExpect,   &kProfileExpect};
+
+}  // namespace
+
+const Section& Top() { return kTop; }
+const Section& ScheduleSection() { return kSchedule; }
+const Section& ProducerSection() { return kProducer; }
+const Section& ClusterSection() { return kCluster; }
+const Section& TopicSection() { return kTopic; }
+const Section& LatencySection() { return kLatency; }
+const Section& WorkloadSection() { return kWorkload; }
+const Section& FaultSection() { return kFault; }
+const Section& BuggifySection() { return kBuggify; }
+const Section& LimitsSection() { return kLimits; }
+const Section& ExpectSection() { return kExpect; }
+const Section& ProfileExpectSection() { return kProfileExpect; }
+std::span<const Section* const> Sections() { return kSections; }
+
+const Field* Find(const Section& section, std::string_view key) {
+  for (const Field& f : section.fields) {
+    if (f.key == key) return &f;
+  }
+  return nullptr;
+}
+
+std::span<const FaultKind> FaultKinds() {
+  static const std::vector<FaultKind>* const kKinds = new std::vector<FaultKind>{
+      {"reset", {"broker"}, {}, "closes the producer's connections to `broker` (a TCP reset)"},
+      {"partition",
+       {"duration", "broker", "direction", "heal"},
+       {},
+       "cuts the network between the producer and `broker`; held bytes arrive on heal"},
+      {"crash",
+       {"duration", "broker", "heal"},
+       {},
+       "stops `broker` (the controller notices after `zookeeper_session_timeout`) and restarts "
+       "it on heal"},
+      {"move_leader",
+       {"broker", "topic", "partition"},
+       {},
+       "makes `broker` the leader (a preferred-replica election or reassignment)"},
+      {"shrink_isr",
+       {"duration", "broker", "topic", "partition"},
+       {},
+       "drops follower `broker` from the ISR, stalled for `duration`"},
+      {"inject_error",
+       {"duration", "broker", "topic", "partition", "error", "api", "count"},
+       {"error"},
+       "brings `error` about at `broker`'s next `count` produce requests by its real cause (a "
+       "leadership move, an ISR shrink before or after the append, stalled followers)"},
+      {"lose_response",
+       {"broker", "api", "count"},
+       {},
+       "lets `broker` process its next `count` requests of `api`, then breaks each one's "
+       "connection before the response arrives"},
+      {"stall_response",
+       {"broker", "api", "count", "extra"},
+       {"extra"},
+       "holds `broker`'s next `count` responses of `api` for `extra`"},
+      {"delay_processing",
+       {"duration", "broker", "extra"},
+       {"extra"},
+       "slows every request on `broker` by `extra`"},
+      {"latency_spike",
+       {"duration", "broker", "direction", "extra"},
+       {"extra"},
+       "adds `extra` to the latency of the producer's links to `broker`"},
+      {"pause_fetching",
+       {"duration", "broker"},
+       {},
+       "stops `broker` fetching as a follower"},
+      {"mock.error",
+       {"broker", "topic", "partition", "error", "api", "count"},
+       {"error"},
+       "mock: answers `count` requests of `api` with any `error`, unprocessed"},
+      {"mock.drop_response",
+       {"broker", "count"},
+       {},
+       "mock: skips `count` responses on a connection that stays open"},
+  };
+  return *kKinds;
+}
+
+const FaultKind* FindFaultKind(std::string_view name) {
+  for (const FaultKind& k : FaultKinds()) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+std::optional<std::string_view> RenamedFaultKindHint(std::string_view name) {
+  if (name == "drop_responses") {
+    return "renamed mock.drop_response: no real broker skips a response on a live connection; "
+           "lose_response is the real event (the connection breaks after the broker processed "
+           "the request)";
+  }
+  return std::nullopt;
+}
+
+bool Reads(const FaultKind& kind, std::string_view key) {
+  return key == "kind" || key == "at" ||
+         std::find(kind.reads.begin(), kind.reads.end(), key) != kind.reads.end();
+}
+
+std::span<const LatencyKind> LatencyKinds() {
+  static constexpr LatencyKind kKinds[] = {
+      {"constant", false, false, false},
+      {"uniform", true, false, false},
+      {"exponential", false, true, true},
+  };
+  return kKinds;
+}
+
+const LatencyKind* FindLatencyKind(std::string_view name) {
+  for (const LatencyKind& k : LatencyKinds()) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+StringList Profiles() { return kProfiles; }
+StringList Policies() { return kPolicies; }
+StringList Verdicts() { return kVerdicts; }
+StringList CheckNames() { return kChecks; }
+StringList KafkaErrorNames() { return kKafkaErrors; }
+StringList BuggifySites() { return kBuggifySites; }
+
+std::string_view AcksName(int32_t acks) {
+  for (const AcksEntry& a : kAcks) {
+    if (a.value == acks) return a.name;
+  }
+  return {};
+}
+
+std::optional<int32_t> AcksFromName(std::string_view name) {
+  for (const AcksEntry& a : kAcks) {
+    if (a.name == name) return a.value;
+  }
+  return std::nullopt;
+}
+
+std::string FormatValue(const Field& f, const Value& v) {
+  using internal::TomlQuote;
+  const auto list = [](const std::vector<std::string>& items) {
+    std::vector<std::string> quoted;
+    for (const std::string& i : items) quoted.push_back(TomlQuote(i));
+    return absl::StrCat("[", absl::StrJoin(quoted, ", "), "]");
+  };
+  switch (f.type) {
+    case Type::kInt:
+      return absl::StrCat(std::get<int64_t>(v));
+    case Type::kBool:
+      return std::get<bool>(v) ? "true" : "false";
+    case Type::kDuration:
+      return TomlQuote(std::get<Duration>(v).ToString());
+    case Type::kString:
+    case Type::kEnum:
+    case Type::kVersion:
+      return TomlQuote(std::get<std::string>(v));
+    case Type::kAcks: {
+      const int64_t acks = std::get<int64_t>(v);
+      const std::string_view name = AcksName(static_cast<int32_t>(acks));
+      return name.empty() ? absl::StrCat(acks) : TomlQuote(name);  // invalid: as it is
+    }
+    case Type::kHex:
+      return absl::StrCat("\"", absl::BytesToHexString(std::get<std::string>(v)), "\"");
+    case Type::kNameList:
+    case Type::kSiteList:
+      return list(std::get<std::vector<std::string>>(v));
+  }
+  return {};
+}
+
+namespace {
+
+std::string_view TypeText(const Field& f) {
+  switch (f.type) {
+    case Type::kInt: return "integer";
+    case Type::kBool: return "boolean";
+    case Type::kDuration: return "duration";
+    case Type::kString: return "string";
+    case Type::kEnum: return "string";
+    case Type::kAcks: return "string or integer";
+    case Type::kVersion: return "string";
+    case Type::kHex: return "hex string";
+    case Type::kNameList: return "array of strings";
+    case Type::kSiteList: return "array of strings";
+  }
+  return "?";
+}
+
+std::string Backticked(StringList values) {
+  std::vector<std::string> out;
+  for (const std::string_view v : values) out.push_back(absl::StrCat("`", internal::Av(v), "`"));
+  return absl::StrJoin(out, ", ");
+}
+
+// What the reference says a field accepts.
+std::string ValidText(const Field& f) {
+  std::string out;
+  switch (f.type) {
+    case Type::kInt:
+      out = absl::StrCat(f.lo, "..", f.hi);
+      break;
+    case Type::kDuration:
+      out = f.lo == 0 ? ">= 0" : f.lo == 1 ? "> 0" : absl::StrCat(">= ", Duration::Nanos(f.lo).ToString());
+      break;
+    case Type::kString:
+      if (f.hi < std::numeric_limits<int64_t>::max()) out = absl::StrCat("at most ", f.hi, " bytes");
+      break;
+    case Type::kEnum:
+      out = f.values.size() > 12 ? "a name from the list below" : Backticked(f.values);
+      break;
+    case Type::kSiteList:
+      out = Backticked(f.values);
+      break;
+    case Type::kAcks:
+      out = "`wait_for_all` (-1), `no_response` (0), `wait_for_local` (1)";
+      break;
+    case Type::kHex:
+      out = absl::StrCat("two hex digits a byte, at most ", f.hi, " bytes");
+      break;
+    case Type::kBool:
+    case Type::kVersion:
+    case Type::kNameList:
+      break;
+  }
+  if (!f.rule.empty()) absl::StrAppend(&out, out.empty() ? "" : "; ", internal::Av(f.rule));
+  return out.empty() ? "-" : out;
+}
+
+std::string ShrinkText(const Field& f) {
+  switch (f.shrink) {
+    case Shrink::kNone: return "-";
+    case Shrink::kToDefault: return f.optional ? "unset" : "default";
+    case Shrink::kDescend: return absl::StrCat("down to ", f.floor);
+  }
+  return "-";
+}
+
+// One table of a section's fields, from its default-built struct.
+template <typename T>
+void Table(std::string* out, const Section& s, const T& defaults, std::string_view unset) {
+  absl::StrAppend(out, "\n#### ", internal::Av(s.header), "\n\n",
+                  "| Key | Type | Default | Valid values | Shrinks to | What it is |\n",
+                  "| --- | --- | --- | --- | --- | --- |\n");
+  for (const Field& f : s.fields) {
+    const Value v = f.get(&defaults);
+    std::string d = std::holds_alternative<std::monostate>(v)
+                        ? std::string(unset)
+                        : absl::StrCat("`", FormatValue(f, v), "`");
+    if (f.key == "name" || f.key == "kind" || f.key == "verdict" || f.key == "at") {
+      d = "required";
+    }
+    std::string doc(f.doc);
+    if (!f.unit.empty()) absl::StrAppend(&doc, " (", internal::Av(f.unit), ")");
+    absl::StrAppend(out, "| `", internal::Av(f.key), "` | ", internal::Av(TypeText(f)), " | ", d,
+                    " | ", ValidText(f), " | ", ShrinkText(f), " | ", doc, " |\n");
+  }
+}
+
+}  // namespace
+
+std::string MarkdownReference() {
+  std::string out;
+  absl::StrAppend(&out, internal::Av(kReferenceBegin),
+                  "\n\nGenerated from scenarios/schema.cc by `prodsim schema --markdown`; "
+                  "a ctest fails when this part of the file differs from it.\n");
+  const Scenario scenario;
+  Table(&out, Top(), scenario, "unset");
+  Table(&out, ScheduleSection(), scenario.schedule, "unset");
+  Table(&out, ProducerSection(), scenario.producer, "Sarama's");
+  Table(&out, ClusterSection(), scenario.cluster, "unset");
+  Table(&out, TopicSection(), TopicSpec{}, "unset");
+  Table(&out, LatencySection(), scenario.network.latency, "unset");
+  Table(&out, WorkloadSection(), scenario.workload, "unset (after the last message)");
+  Table(&out, FaultSection(), FaultSpec{}, "unset (the kind's default)");
+  Table(&out, BuggifySection(), scenario.buggify, "unset");
+  Table(&out, LimitsSection(), scenario.limits, "unset");
+  Table(&out, ExpectSection(), ExpectSpec{}, "unset");
+  Table(&out, ProfileExpectSection(), ProfileExpectSpec{}, "unset");
+  absl::StrAppend(&out, "\n#### Fault kinds\n\n| Kind | Reads (besides kind, at) | Needs | What it does |\n",
+                  "| --- | --- | --- | --- |\n");
+  for (const FaultKind& k : FaultKinds()) {
+    std::vector<std::string> reads, needs;
+    for (const std::string_view r : k.reads) reads.push_back(absl::StrCat("`", internal::Av(r), "`"));
+    for (const std::string_view n : k.needs) needs.push_back(absl::StrCat("`", internal::Av(n), "`"));
+    absl::StrAppend(&out, "| `", internal::Av(k.name), "` | ", absl::StrJoin(reads, ", "), " | ",
+                    needs.empty() ? "-" : absl::StrJoin(needs, ", "), " | ", internal::Av(k.doc),
+                    " |\n");
+  }
+  absl::StrAppend(&out, "\nError names (`faults[].error`): ", Backticked(KafkaErrorNames()),
+                  ".\n\nCheck names (`expect.check`): ", Backticked(CheckNames()), ".\n\n",
+                  internal::Av(kReferenceEnd), "\n");
+  return out;
+}
+
+}  // namespace scenarios::schema
