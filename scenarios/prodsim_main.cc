@@ -15,8 +15,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <span>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,6 +29,7 @@
 #include "scenarios/explore.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
+#include "scenarios/schema.h"
 #include "scenarios/shrink.h"
 
 namespace scenarios {
@@ -53,6 +54,7 @@ constexpr const char* kUsage =
     "       prodsim encode SCENARIO.toml -o BYTES [--base=FILE] [--profile=NAME]\n"
     "                      [--max-messages=N] [--max-faults=N] [--mock-faults]\n"
     "       prodsim bench [--help]\n"
+    "       prodsim schema --markdown\n"
     "       prodsim help\n"
     "run: runs each scenario and prints one line per file (verdict, failing check,\n"
     "  digest, simulated time, steps, wall time). --trace=OUT writes the readable\n"
@@ -87,6 +89,8 @@ constexpr const char* kUsage =
     "  (PRODSIM_FUZZ_BASE, PRODSIM_FUZZ_PROFILE, PRODSIM_FUZZ_MAX_MESSAGES,\n"
     "  PRODSIM_FUZZ_MAX_FAULTS, PRODSIM_FUZZ_MOCK_FAULTS=1 for --mock-faults).\n"
     "  Exit 0 written.\n"
+    "schema: prints the scenario format's field reference (Markdown), generated\n"
+    "  from its description (scenarios/schema.cc).\n"
     "encode: the inverse, for seed corpora: the bytes that decode to the scenario\n"
     "  as nearly as the encoding can say it (fields clamped to the base's ranges).\n"
     "exit codes: 0 pass, 1 safety, 2 liveness, 3 deadlock, 4 producer-assertion,\n"
@@ -118,14 +122,15 @@ int ParseArgs(int argc, char** argv, Args* args) {
       if (args->trace_out.empty()) return Usage("--trace needs a file name: --trace=OUT");
     } else if (absl::StartsWith(a, "--timeline=")) {
       args->timeline_out = a.substr(11);
-      if (args->timeline_out.empty()) return Usage("--timeline needs a file name: --timeline=OUT.json");
+      if (args->timeline_out.empty())
+        return Usage("--timeline needs a file name: --timeline=OUT.json");
     } else if (a == "--check-expect") {
       args->check_expect = true;
     } else if (absl::StartsWith(a, "--profile=")) {
       args->profile = a.substr(10);
       if (!sarama::ParseProfile(args->profile).ok()) {
-        return Usage(absl::StrCat("unknown --profile '", args->profile,
-                                  "' (sarama-1.42.1 or sarama-main)"));
+        return Usage(
+            absl::StrCat("unknown --profile '", args->profile, "' (sarama-1.42.1 or sarama-main)"));
       }
     } else if (a == "--help" || a == "-h") {
       std::fputs(kUsage, stdout);
@@ -173,8 +178,8 @@ void PrintOutcome(const std::string& path, const RunOutput& out, double wall_ms)
   std::printf("%s: %s%s%s digest=%016llx t=%ss steps=%llu wall=%.1fms\n", path.c_str(),
               std::string(VerdictName(out.verdict)).c_str(),
               out.failing_check.empty() ? "" : absl::StrCat(" [", out.failing_check, "]").c_str(),
-              out.mock_faults ? " (mock faults)" : "", static_cast<unsigned long long>(r.digest), r.end_time.ToString().c_str(),
-              static_cast<unsigned long long>(r.steps), wall_ms);
+              out.mock_faults ? " (mock faults)" : "", static_cast<unsigned long long>(r.digest),
+              r.end_time.ToString().c_str(), static_cast<unsigned long long>(r.steps), wall_ms);
   if (out.verdict == Verdict::kHarnessError) {
     std::printf("  harness error: %s\n", out.harness_error.c_str());
     return;
@@ -207,7 +212,8 @@ int Run(const Args& args) {
     const Scenario run = args.profile.empty() ? s : WithProfile(s, args.profile);
     const auto start = WallClock::now();
     const RunOutput out = RunScenario(run, options);
-    const double wall_ms = std::chrono::duration<double, std::milli>(WallClock::now() - start).count();
+    const double wall_ms =
+        std::chrono::duration<double, std::milli>(WallClock::now() - start).count();
     PrintOutcome(path, out, wall_ms);
     if (!args.trace_out.empty()) {
       std::ofstream f(args.trace_out);
@@ -217,7 +223,8 @@ int Run(const Args& args) {
     if (!args.timeline_out.empty()) {
       std::ofstream f(args.timeline_out);
       f << out.timeline;
-      std::printf("  timeline written to %s (open it in ui.perfetto.dev)\n", args.timeline_out.c_str());
+      std::printf("  timeline written to %s (open it in ui.perfetto.dev)\n",
+                  args.timeline_out.c_str());
     }
     int this_code = ExitCode(out.verdict);
     if (args.check_expect) {
@@ -231,11 +238,12 @@ int Run(const Args& args) {
           const RunOutput o = RunScenario(other);
           std::string other_why;
           const bool ok = MatchesExpect(other, o, &other_why);
-          std::printf("  on %s: %s%s digest=%016llx%s%s\n", p.profile.c_str(),
-                      std::string(VerdictName(o.verdict)).c_str(),
-                      o.failing_check.empty() ? "" : absl::StrCat(" [", o.failing_check, "]").c_str(),
-                      static_cast<unsigned long long>(o.record.run.digest),
-                      ok ? "" : ": expect does not hold: ", ok ? "" : other_why.c_str());
+          std::printf(
+              "  on %s: %s%s digest=%016llx%s%s\n", p.profile.c_str(),
+              std::string(VerdictName(o.verdict)).c_str(),
+              o.failing_check.empty() ? "" : absl::StrCat(" [", o.failing_check, "]").c_str(),
+              static_cast<unsigned long long>(o.record.run.digest),
+              ok ? "" : ": expect does not hold: ", ok ? "" : other_why.c_str());
           if (!ok) this_code = 1;
         }
       }
@@ -274,12 +282,12 @@ int Digest(const Args& args) {
   int code = 0;
   ForEachScenario(args, &code, [&](const std::string& path, const Scenario& s) {
     const RunOutput out = RunScenario(s);
-    std::printf("%s %s digest=%016llx\n", path.c_str(), std::string(VerdictName(out.verdict)).c_str(),
+    std::printf("%s %s digest=%016llx\n", path.c_str(),
+                std::string(VerdictName(out.verdict)).c_str(),
                 static_cast<unsigned long long>(out.record.run.digest));
   });
   return code;
 }
-
 
 struct ExploreArgs {
   std::string base, out;
@@ -342,14 +350,15 @@ int ParseExploreArgs(int argc, char** argv, ExploreArgs* a) {
     }
   }
   if (a->base.empty()) return Usage("explore needs --base=FILE");
-  if ((a->runs > 0) == (a->time.nanos() > 0)) return Usage("explore needs one of --runs=N or --time=Ns");
+  if ((a->runs > 0) == (a->time.nanos() > 0))
+    return Usage("explore needs one of --runs=N or --time=Ns");
   return -1;
 }
 
 std::string FailureFile(const ExploreArgs& a, const RunOutput& out, uint64_t seed) {
   return absl::StrCat(a.out, "/", std::string(VerdictName(out.verdict)),
-                      out.failing_check.empty() ? "" : absl::StrCat("-", out.failing_check), "-seed",
-                      seed, ".toml");
+                      out.failing_check.empty() ? "" : absl::StrCat("-", out.failing_check),
+                      "-seed", seed, ".toml");
 }
 
 int Explore(int argc, char** argv) {
@@ -374,8 +383,10 @@ int Explore(int argc, char** argv) {
   double last_progress = 0;
   auto progress = [&](FILE* f) {
     std::fprintf(f, "[explore] runs=%lld runs/s=%.1f failures=%lld", static_cast<long long>(runs),
-                 static_cast<double>(runs) / std::max(elapsed(), 1e-9), static_cast<long long>(found));
-    for (const auto& [name, n] : failures) std::fprintf(f, " %s=%lld", name.c_str(), static_cast<long long>(n));
+                 static_cast<double>(runs) / std::max(elapsed(), 1e-9),
+                 static_cast<long long>(found));
+    for (const auto& [name, n] : failures)
+      std::fprintf(f, " %s=%lld", name.c_str(), static_cast<long long>(n));
     std::fprintf(f, "\n");
   };
   for (uint64_t i = 0;; ++i) {
@@ -387,10 +398,12 @@ int Explore(int argc, char** argv) {
     ++runs;
     if (out.verdict != Verdict::kPass) {
       ++found;
-      ++failures[out.failing_check.empty() ? std::string(VerdictName(out.verdict)) : out.failing_check];
-      std::printf("found: seed %llu: %s%s\n", static_cast<unsigned long long>(seed),
-                  std::string(VerdictName(out.verdict)).c_str(),
-                  out.failing_check.empty() ? "" : absl::StrCat(" [", out.failing_check, "]").c_str());
+      ++failures[out.failing_check.empty() ? std::string(VerdictName(out.verdict))
+                                           : out.failing_check];
+      std::printf(
+          "found: seed %llu: %s%s\n", static_cast<unsigned long long>(seed),
+          std::string(VerdictName(out.verdict)).c_str(),
+          out.failing_check.empty() ? "" : absl::StrCat(" [", out.failing_check, "]").c_str());
       if (!a.out.empty()) {
         s.expect = ExpectSpec{std::string(VerdictName(out.verdict)), out.failing_check, {}};
         const std::string path = FailureFile(a, out, seed);
@@ -475,12 +488,13 @@ int ShrinkCommand(int argc, char** argv) {
   };
   ShrinkResult r = Shrink(s, options);
   if (!r.reproduced) {
-    std::printf("%s: %s, nothing to shrink\n", file.c_str(), std::string(VerdictName(r.verdict)).c_str());
+    std::printf("%s: %s, nothing to shrink\n", file.c_str(),
+                std::string(VerdictName(r.verdict)).c_str());
     return 1;
   }
   const double secs = std::chrono::duration<double>(WallClock::now() - started).count();
-  r.scenario.description = absl::StrCat(
-      "Shrunk by prodsim shrink from ", file, " (", r.runs, " runs), which said: ", s.description);
+  r.scenario.description = absl::StrCat("Shrunk by prodsim shrink from ", file, " (", r.runs,
+                                        " runs), which said: ", s.description);
   std::ofstream f(out);
   f << PrintScenario(r.scenario);
   f.close();
@@ -488,7 +502,8 @@ int ShrinkCommand(int argc, char** argv) {
     std::fprintf(stderr, "prodsim: cannot write %s\n", out.c_str());
     return kExitCantCreate;
   }
-  std::printf("kept %s%s; %zu step(s) in %lld run(s), %.1f s\n", std::string(VerdictName(r.verdict)).c_str(),
+  std::printf("kept %s%s; %zu step(s) in %lld run(s), %.1f s\n",
+              std::string(VerdictName(r.verdict)).c_str(),
               r.failing_check.empty() ? "" : absl::StrCat(" [", r.failing_check, "]").c_str(),
               r.steps.size(), static_cast<long long>(r.runs), secs);
   std::printf("final size: %s\n", DescribeSize(r.scenario).c_str());
@@ -527,8 +542,8 @@ int ParseCodecArgs(const char* cmd, int argc, char** argv, CodecArgs* a) {
     } else if (arg == "--profile") {
       a->profile = value;
       if (!sarama::ParseProfile(a->profile).ok()) {
-        return Usage(absl::StrCat("unknown --profile '", a->profile,
-                                  "' (sarama-1.42.1 or sarama-main)"));
+        return Usage(
+            absl::StrCat("unknown --profile '", a->profile, "' (sarama-1.42.1 or sarama-main)"));
       }
     } else if (arg == "--max-messages" || arg == "--max-faults") {
       if (!ParseUint(value, &n) || n > 100000) {
@@ -592,7 +607,8 @@ int DecodeCommand(int argc, char** argv) {
               std::string(VerdictName(out.verdict)).c_str(),
               out.failing_check.empty() ? "" : absl::StrCat(" [", out.failing_check, "]").c_str(),
               bytes.size(), s.faults.size(), s.workload.messages);
-  if (out.verdict == Verdict::kHarnessError) std::printf("  harness error: %s\n", out.harness_error.c_str());
+  if (out.verdict == Verdict::kHarnessError)
+    std::printf("  harness error: %s\n", out.harness_error.c_str());
   if (out.verdict != Verdict::kPass) {
     std::printf("  shrink it: prodsim shrink %s -o min.toml\n", a.out.c_str());
   }
@@ -628,6 +644,13 @@ int main(int argc, char** argv) {
   if (cmd == "bench") return BenchCommand(argc, argv);
   if (cmd == "decode") return DecodeCommand(argc, argv);
   if (cmd == "encode") return EncodeCommand(argc, argv);
+  if (cmd == "schema") {
+    if (argc != 3 || std::string(argv[2]) != "--markdown") {
+      return Usage("schema takes --markdown (the field reference of scenarios/README.md)");
+    }
+    std::fputs(schema::MarkdownReference().c_str(), stdout);
+    return 0;
+  }
   Args args;
   if (int code = ParseArgs(argc, argv, &args); code >= 0) return code;
   if (cmd == "run") return Run(args);

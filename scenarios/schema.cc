@@ -35,24 +35,43 @@ constexpr std::string_view kKafkaVersions[] = {"0.11", "2.0", "2.1", "2.2",
                                                "2.3",  "2.4", "2.5", "2.6"};
 // The error codes the model names (sim/kafka/types.h ErrorCode, without
 // NONE); a test keeps them in sync.
-constexpr std::string_view kKafkaErrors[] = {
-    "UNKNOWN_SERVER_ERROR",         "OFFSET_OUT_OF_RANGE",
-    "CORRUPT_MESSAGE",              "UNKNOWN_TOPIC_OR_PARTITION",
-    "LEADER_NOT_AVAILABLE",         "NOT_LEADER_OR_FOLLOWER",
-    "REQUEST_TIMED_OUT",            "BROKER_NOT_AVAILABLE",
-    "REPLICA_NOT_AVAILABLE",        "MESSAGE_TOO_LARGE",
-    "NETWORK_EXCEPTION",            "NOT_ENOUGH_REPLICAS",
-    "NOT_ENOUGH_REPLICAS_AFTER_APPEND", "INVALID_REQUIRED_ACKS",
-    "UNSUPPORTED_VERSION",          "OUT_OF_ORDER_SEQUENCE_NUMBER",
-    "DUPLICATE_SEQUENCE_NUMBER",    "INVALID_PRODUCER_EPOCH",
-    "KAFKA_STORAGE_ERROR",          "UNKNOWN_PRODUCER_ID",
-    "LISTENER_NOT_FOUND",           "INVALID_RECORD"};
+constexpr std::string_view kKafkaErrors[] = {"UNKNOWN_SERVER_ERROR",
+                                             "OFFSET_OUT_OF_RANGE",
+                                             "CORRUPT_MESSAGE",
+                                             "UNKNOWN_TOPIC_OR_PARTITION",
+                                             "LEADER_NOT_AVAILABLE",
+                                             "NOT_LEADER_OR_FOLLOWER",
+                                             "REQUEST_TIMED_OUT",
+                                             "BROKER_NOT_AVAILABLE",
+                                             "REPLICA_NOT_AVAILABLE",
+                                             "MESSAGE_TOO_LARGE",
+                                             "NETWORK_EXCEPTION",
+                                             "NOT_ENOUGH_REPLICAS",
+                                             "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+                                             "INVALID_REQUIRED_ACKS",
+                                             "UNSUPPORTED_VERSION",
+                                             "OUT_OF_ORDER_SEQUENCE_NUMBER",
+                                             "DUPLICATE_SEQUENCE_NUMBER",
+                                             "INVALID_PRODUCER_EPOCH",
+                                             "KAFKA_STORAGE_ERROR",
+                                             "UNKNOWN_PRODUCER_ID",
+                                             "LISTENER_NOT_FOUND",
+                                             "INVALID_RECORD"};
 // The fault kinds, in canonical order (FaultKinds has the same, with what
 // each reads; a test keeps them in sync).
-constexpr std::string_view kFaultKindNames[] = {
-    "reset",          "partition",      "crash",          "move_leader",   "shrink_isr",
-    "inject_error",   "lose_response",  "stall_response", "delay_processing",
-    "latency_spike",  "pause_fetching", "mock.error",     "mock.drop_response"};
+constexpr std::string_view kFaultKindNames[] = {"reset",
+                                                "partition",
+                                                "crash",
+                                                "move_leader",
+                                                "shrink_isr",
+                                                "inject_error",
+                                                "lose_response",
+                                                "stall_response",
+                                                "delay_processing",
+                                                "latency_spike",
+                                                "pause_fetching",
+                                                "mock.error",
+                                                "mock.drop_response"};
 // The buggify sites, in canonical order: sim/net's, then sim/kafka's
 // (net::kBuggifySites, kafka::kBuggifySites; a test keeps them in sync).
 constexpr std::string_view kBuggifySites[] = {"net.delay", "net.slow_connect",
@@ -77,7 +96,9 @@ CodecRange IntervalRange(const Scenario& b, const DecodeLimits&) {
   const int64_t ns = b.workload.interval.nanos();
   return {ns / 64, ns, 1};
 }
-CodecRange BrokersRange(const Scenario& b, const DecodeLimits&) { return {1, b.cluster.brokers, 0}; }
+CodecRange BrokersRange(const Scenario& b, const DecodeLimits&) {
+  return {1, b.cluster.brokers, 0};
+}
 CodecRange PreemptRange(const Scenario&, const DecodeLimits&) { return {0, 1000, 1}; }
 CodecRange PctDepthRange(const Scenario&, const DecodeLimits&) { return {1, 6, 0}; }
 
@@ -100,25 +121,27 @@ constexpr Field kScheduleFields[] = {
                                .type = Type::kEnum,
                                .values = kPolicies,
                                .doc = "how the scheduler picks the next runnable task",
-                               .shrink = Shrink::kToDefault}),
+                               .shrink_text = "random with the defaults, then fifo"}),
     Of<&ScheduleSpec::pct_depth>({.key = "pct_depth",
                                   .type = Type::kInt,
                                   .lo = 1,
                                   .hi = 20,
                                   .doc = "pct: the number of priority change points",
+                                  .shrink_text = "default (with policy)",
                                   .codec = &PctDepthRange}),
     Of<&ScheduleSpec::pct_steps>({.key = "pct_steps",
                                   .type = Type::kInt,
                                   .lo = 1,
                                   .hi = kMaxSteps,
-                                  .doc = "pct: the expected run length in steps"}),
-    Of<&ScheduleSpec::preempt_per_mille>(
-        {.key = "preempt_per_mille",
-         .type = Type::kInt,
-         .lo = 0,
-         .hi = 1000,
-         .doc = "the chance per mille of a time-slice preemption",
-         .codec = &PreemptRange}),
+                                  .doc = "pct: the expected run length in steps",
+                                  .shrink_text = "default (with policy)"}),
+    Of<&ScheduleSpec::preempt_per_mille>({.key = "preempt_per_mille",
+                                          .type = Type::kInt,
+                                          .lo = 0,
+                                          .hi = 1000,
+                                          .doc = "the chance per mille of a time-slice preemption",
+                                          .shrink_text = "default (with policy)",
+                                          .codec = &PreemptRange}),
     Of<&ScheduleSpec::tape>(
         {.key = "tape",
          .type = Type::kHex,
@@ -127,7 +150,8 @@ constexpr Field kScheduleFields[] = {
                 "byte/256 < preempt_per_mille/1000; which runnable task: byte mod count), then "
                 "the seed decides",
          .rule = "`policy = \"random\"` only; `prodsim decode` writes it (the scenario fuzzer's "
-                 "left-over input bytes), `prodsim shrink` halves it"}),
+                 "left-over input bytes)",
+         .shrink_text = "halves"}),
 };
 
 // Producer fields: Sarama config fields in snake_case; left out, Sarama's
@@ -268,8 +292,7 @@ constexpr Field kClusterFields[] = {
                                .lo = 1,
                                .hi = 16,
                                .doc = "brokers 0..brokers-1",
-                               .shrink = Shrink::kDescend,
-                               .floor = 1,
+                               .shrink_text = "down to the largest replication_factor",
                                .codec = &BrokersRange}),
     Of<&ClusterSpec::min_insync_replicas>({.key = "min_insync_replicas",
                                            .type = Type::kInt,
@@ -277,8 +300,7 @@ constexpr Field kClusterFields[] = {
                                            .hi = 16,
                                            .doc = "min.insync.replicas of every topic",
                                            .rule = "at most every topic's `replication_factor`",
-                                           .shrink = Shrink::kDescend,
-                                           .floor = 1}),
+                                           .shrink_text = "1"}),
     Of<&ClusterSpec::kafka_version>({.key = "kafka_version",
                                      .type = Type::kEnum,
                                      .values = kKafkaVersions,
@@ -318,16 +340,14 @@ constexpr Field kTopicFields[] = {
                                 .lo = 1,
                                 .hi = 64,
                                 .doc = "the topic's partitions",
-                                .shrink = Shrink::kDescend,
-                                .floor = 1}),
+                                .shrink_text = "down to 1 (and a topic removed)"}),
     Of<&TopicSpec::replication_factor>({.key = "replication_factor",
                                         .type = Type::kInt,
                                         .lo = 1,
                                         .hi = 16,
                                         .doc = "the topic's replicas",
                                         .rule = "at most `cluster.brokers`",
-                                        .shrink = Shrink::kDescend,
-                                        .floor = 1}),
+                                        .shrink_text = "down to min_insync_replicas"}),
 };
 
 constexpr Field kLatencyFields[] = {
@@ -335,7 +355,8 @@ constexpr Field kLatencyFields[] = {
                             .type = Type::kEnum,
                             .values = kLatencyKindNames,
                             .doc = "constant (min), uniform (min..max) or exponential (min plus a "
-                                   "draw of the given mean, capped)"}),
+                                   "draw of the given mean, capped)",
+                            .shrink_text = "the whole latency to its default"}),
     Of<&LatencySpec::min>({.key = "min",
                            .type = Type::kDuration,
                            .doc = "constant: the latency; uniform and exponential: the least"}),
@@ -370,15 +391,18 @@ constexpr Field kWorkloadFields[] = {
                              .shrink = Shrink::kDescend,
                              .floor = 1,
                              .codec = &KeysRange}),
-    Of<&WorkloadSpec::topics>({.key = "topics",
-                               .type = Type::kNameList,
-                               .hi = 64,
-                               .doc = "the topics, round robin; [] (the default): every cluster topic",
-                               .rule = "cluster topics, at most 64 entries"}),
+    Of<&WorkloadSpec::topics>(
+        {.key = "topics",
+         .type = Type::kNameList,
+         .hi = 64,
+         .doc = "the topics, round robin; [] (the default): every cluster topic",
+         .rule = "cluster topics, at most 64 entries",
+         .shrink_text = "[] (every topic)"}),
     Of<&WorkloadSpec::interval>({.key = "interval",
                                  .type = Type::kDuration,
                                  .doc = "between bursts",
-                                 .shrink = Shrink::kToDefault,
+                                 .shrink = Shrink::kLowerToDefault,
+                                 .shrink_text = "default, if above; halves with the timeline",
                                  .codec = &IntervalRange}),
     Of<&WorkloadSpec::burst>({.key = "burst",
                               .type = Type::kInt,
@@ -401,7 +425,8 @@ constexpr Field kWorkloadFields[] = {
          .optional = true,
          .doc = "AsyncClose at this time; left out: after the last message. The application stops "
                 "producing then and calls AsyncClose from its producing task",
-         .rule = "at most `limits.time`"}),
+         .rule = "at most `limits.time`",
+         .shrink_text = "unset (kept with --keep-close-at); halves with the timeline"}),
 };
 
 // Which fault kinds read a field is in the kind table (FaultKinds).
@@ -414,7 +439,8 @@ constexpr Field kFaultFields[] = {
     Of<&FaultSpec::at>({.key = "at",
                         .type = Type::kDuration,
                         .doc = "when it happens",
-                        .rule = "required; before `limits.time`"}),
+                        .rule = "required; before `limits.time`",
+                        .shrink_text = "halves (with the whole timeline too)"}),
     Of<&FaultSpec::duration>(
         {.key = "duration",
          .type = Type::kDuration,
@@ -422,7 +448,8 @@ constexpr Field kFaultFields[] = {
          .doc = "how long it lasts. Left out: partition and crash last for the rest of the run, "
                 "shrink_isr 5 s, the others 1 s. inject_error: how long the cause lasts (the "
                 "NOT_ENOUGH_REPLICAS pair only)",
-         .rule = "`at + duration` at most `limits.time`"}),
+         .rule = "`at + duration` at most `limits.time`",
+         .shrink_text = "halves"}),
     Of<&FaultSpec::broker>({.key = "broker",
                             .type = Type::kInt,
                             .lo = 0,
@@ -449,10 +476,11 @@ constexpr Field kFaultFields[] = {
          .type = Type::kEnum,
          .values = kKafkaErrors,
          .doc = "a Kafka error name",
-         .rule = "inject_error: NOT_LEADER_OR_FOLLOWER (a replicated partition), "
-                 "NOT_ENOUGH_REPLICAS and NOT_ENOUGH_REPLICAS_AFTER_APPEND (acks=all, "
-                 "`min_insync_replicas` >= 2, a replicated partition), REQUEST_TIMED_OUT (acks=all, "
-                 "a replicated partition); mock.error: any name here"}),
+         .rule =
+             "inject_error: NOT_LEADER_OR_FOLLOWER (a replicated partition), "
+             "NOT_ENOUGH_REPLICAS and NOT_ENOUGH_REPLICAS_AFTER_APPEND (acks=all, "
+             "`min_insync_replicas` >= 2, a replicated partition), REQUEST_TIMED_OUT (acks=all, "
+             "a replicated partition); mock.error: any name here"}),
     Of<&FaultSpec::api>({.key = "api",
                          .type = Type::kEnum,
                          .values = kApis,
@@ -462,14 +490,18 @@ constexpr Field kFaultFields[] = {
                            .type = Type::kInt,
                            .lo = 1,
                            .hi = kMaxCount,
-                           .doc = "how many requests or responses"}),
-    Of<&FaultSpec::extra>({.key = "extra",
-                           .type = Type::kDuration,
-                           .lo = kPositive,
-                           .doc = "the added delay (stall_response: how long each response is held)"}),
+                           .doc = "how many requests or responses",
+                           .shrink_text = "1"}),
+    Of<&FaultSpec::extra>(
+        {.key = "extra",
+         .type = Type::kDuration,
+         .lo = kPositive,
+         .doc = "the added delay (stall_response: how long each response is held)",
+         .shrink_text = "halves"}),
     Of<&FaultSpec::heal>({.key = "heal",
                           .type = Type::kBool,
-                          .doc = "false: the fault never ends (partition and crash only)"}),
+                          .doc = "false: the fault never ends (partition and crash only)",
+                          .shrink_text = "true"}),
 };
 
 constexpr Field kBuggifyFields[] = {
@@ -477,19 +509,15 @@ constexpr Field kBuggifyFields[] = {
                              .type = Type::kSiteList,
                              .values = kBuggifySites,
                              .doc = "the perturbation points switched on; [] (the default): none",
-                             .rule = "site names, each once"}),
+                             .rule = "site names, each once",
+                             .shrink_text = "each site off"}),
 };
 
 constexpr Field kLimitsFields[] = {
-    Of<&LimitsSpec::steps>({.key = "steps",
-                            .type = Type::kInt,
-                            .lo = 1,
-                            .hi = kMaxSteps,
-                            .doc = "scheduler steps"}),
-    Of<&LimitsSpec::time>({.key = "time",
-                           .type = Type::kDuration,
-                           .lo = kPositive,
-                           .doc = "simulated time"}),
+    Of<&LimitsSpec::steps>(
+        {.key = "steps", .type = Type::kInt, .lo = 1, .hi = kMaxSteps, .doc = "scheduler steps"}),
+    Of<&LimitsSpec::time>(
+        {.key = "time", .type = Type::kDuration, .lo = kPositive, .doc = "simulated time"}),
     Of<&LimitsSpec::liveness_grace>(
         {.key = "liveness_grace",
          .type = Type::kDuration,
@@ -544,8 +572,8 @@ const Section kWorkload{"workload", "[workload]",
                         "The application: `messages` messages in bursts of `burst`, one burst\n"
                         "per interval, keys key-0.., topics round robin (empty: every topic).",
                         kWorkloadFields};
-const Section kFault{"faults[]", "[[faults]]", "Timed faults, applied at `at` and healed after `duration`.",
-                     kFaultFields};
+const Section kFault{"faults[]", "[[faults]]",
+                     "Timed faults, applied at `at` and healed after `duration`.", kFaultFields};
 const Section kBuggify{"buggify", "[buggify]",
                        "Perturbation points switched on (BUGGIFY): small random delays in the\n"
                        "simulated network and brokers.",
@@ -626,10 +654,7 @@ std::span<const FaultKind> FaultKinds() {
        {"duration", "broker", "direction", "extra"},
        {"extra"},
        "adds `extra` to the latency of the producer's links to `broker`"},
-      {"pause_fetching",
-       {"duration", "broker"},
-       {},
-       "stops `broker` fetching as a follower"},
+      {"pause_fetching", {"duration", "broker"}, {}, "stops `broker` fetching as a follower"},
       {"mock.error",
        {"broker", "topic", "partition", "error", "api", "count"},
        {"error"},
@@ -736,16 +761,26 @@ namespace {
 
 std::string_view TypeText(const Field& f) {
   switch (f.type) {
-    case Type::kInt: return "integer";
-    case Type::kBool: return "boolean";
-    case Type::kDuration: return "duration";
-    case Type::kString: return "string";
-    case Type::kEnum: return "string";
-    case Type::kAcks: return "string or integer";
-    case Type::kVersion: return "string";
-    case Type::kHex: return "hex string";
-    case Type::kNameList: return "array of strings";
-    case Type::kSiteList: return "array of strings";
+    case Type::kInt:
+      return "integer";
+    case Type::kBool:
+      return "boolean";
+    case Type::kDuration:
+      return "duration";
+    case Type::kString:
+      return "string";
+    case Type::kEnum:
+      return "string";
+    case Type::kAcks:
+      return "string or integer";
+    case Type::kVersion:
+      return "string";
+    case Type::kHex:
+      return "hex string";
+    case Type::kNameList:
+      return "array of strings";
+    case Type::kSiteList:
+      return "array of strings";
   }
   return "?";
 }
@@ -764,10 +799,13 @@ std::string ValidText(const Field& f) {
       out = absl::StrCat(f.lo, "..", f.hi);
       break;
     case Type::kDuration:
-      out = f.lo == 0 ? ">= 0" : f.lo == 1 ? "> 0" : absl::StrCat(">= ", Duration::Nanos(f.lo).ToString());
+      out = f.lo == 0   ? ">= 0"
+            : f.lo == 1 ? "> 0"
+                        : absl::StrCat(">= ", Duration::Nanos(f.lo).ToString());
       break;
     case Type::kString:
-      if (f.hi < std::numeric_limits<int64_t>::max()) out = absl::StrCat("at most ", f.hi, " bytes");
+      if (f.hi < std::numeric_limits<int64_t>::max())
+        out = absl::StrCat("at most ", f.hi, " bytes");
       break;
     case Type::kEnum:
       out = f.values.size() > 12 ? "a name from the list below" : Backticked(f.values);
@@ -791,10 +829,16 @@ std::string ValidText(const Field& f) {
 }
 
 std::string ShrinkText(const Field& f) {
+  if (!f.shrink_text.empty()) return std::string(f.shrink_text);
   switch (f.shrink) {
-    case Shrink::kNone: return "-";
-    case Shrink::kToDefault: return f.optional ? "unset" : "default";
-    case Shrink::kDescend: return absl::StrCat("down to ", f.floor);
+    case Shrink::kNone:
+      return "-";
+    case Shrink::kToDefault:
+      return f.optional ? "unset" : "default";
+    case Shrink::kLowerToDefault:
+      return "default, if above";
+    case Shrink::kDescend:
+      return absl::StrCat("down to ", f.floor);
   }
   return "-";
 }
@@ -840,12 +884,15 @@ std::string MarkdownReference() {
   Table(&out, LimitsSection(), scenario.limits, "unset");
   Table(&out, ExpectSection(), ExpectSpec{}, "unset");
   Table(&out, ProfileExpectSection(), ProfileExpectSpec{}, "unset");
-  absl::StrAppend(&out, "\n#### Fault kinds\n\n| Kind | Reads (besides kind, at) | Needs | What it does |\n",
-                  "| --- | --- | --- | --- |\n");
+  absl::StrAppend(
+      &out, "\n#### Fault kinds\n\n| Kind | Reads (besides kind, at) | Needs | What it does |\n",
+      "| --- | --- | --- | --- |\n");
   for (const FaultKind& k : FaultKinds()) {
     std::vector<std::string> reads, needs;
-    for (const std::string_view r : k.reads) reads.push_back(absl::StrCat("`", internal::Av(r), "`"));
-    for (const std::string_view n : k.needs) needs.push_back(absl::StrCat("`", internal::Av(n), "`"));
+    for (const std::string_view r : k.reads)
+      reads.push_back(absl::StrCat("`", internal::Av(r), "`"));
+    for (const std::string_view n : k.needs)
+      needs.push_back(absl::StrCat("`", internal::Av(n), "`"));
     absl::StrAppend(&out, "| `", internal::Av(k.name), "` | ", absl::StrJoin(reads, ", "), " | ",
                     needs.empty() ? "-" : absl::StrJoin(needs, ", "), " | ", internal::Av(k.doc),
                     " |\n");

@@ -40,27 +40,28 @@ using StringList = std::span<const std::string_view>;
 // A field's value as the reader and the printer move it: unset (an optional
 // field left out), an integer, a boolean, a duration, a string, or a list of
 // strings.
-using Value = std::variant<std::monostate, int64_t, bool, Duration, std::string,
-                           std::vector<std::string>>;
+using Value =
+    std::variant<std::monostate, int64_t, bool, Duration, std::string, std::vector<std::string>>;
 
 enum class Type {
   kInt,
   kBool,
   kDuration,
   kString,
-  kEnum,       // one of `values`
-  kAcks,       // Producer.RequiredAcks: -1, 0, 1, or its Sarama name
-  kVersion,    // a Kafka version's spelling: MAJOR.MINOR[.PATCH[.BUILD]]
-  kHex,        // bytes, written as hex (schedule.tape)
-  kNameList,   // a list of names: the cluster's topics (workload.topics)
-  kSiteList,   // buggify.sites: each of `values` at most once, kept in their order
+  kEnum,      // one of `values`
+  kAcks,      // Producer.RequiredAcks: -1, 0, 1, or its Sarama name
+  kVersion,   // a Kafka version's spelling: MAJOR.MINOR[.PATCH[.BUILD]]
+  kHex,       // bytes, written as hex (schedule.tape)
+  kNameList,  // a list of names: the cluster's topics (workload.topics)
+  kSiteList,  // buggify.sites: each of `values` at most once, kept in their order
 };
 
 // How prodsim shrink simplifies a field.
 enum class Shrink {
-  kNone,
-  kToDefault,  // try the field's default (for an optional field: unset)
-  kDescend,    // lower it toward `floor`, halving the step
+  kNone,            // not by itself (`shrink_text` says what does)
+  kToDefault,       // try the field's default (for an optional field: unset)
+  kLowerToDefault,  // try the default, if the value is above it
+  kDescend,         // lower it toward `floor`, halving the step
 };
 
 // The codec's range for a field, from the base scenario and the decode
@@ -86,14 +87,17 @@ struct Field {
   // kString, kHex: `hi` is the most bytes.
   int64_t lo = 0;
   int64_t hi = 0;
-  StringList values = {};  // kEnum, kSiteList
+  StringList values = {};      // kEnum, kSiteList
   std::string_view unit = {};  // "bytes", ... for the reference ("" if none)
   std::string_view doc = {};   // one line for the reference
   // What "valid values" says beyond the type and bounds (a cross-field rule).
   std::string_view rule = {};
   Shrink shrink = Shrink::kNone;
-  int64_t floor = 0;          // kDescend
-  CodecFn codec = nullptr;    // set: the byte codec carries the field
+  int64_t floor = 0;  // kDescend
+  // The reference's "shrinks to" where a whole-scenario step does it
+  // (the timeline compressed, the schedule toward fifo).
+  std::string_view shrink_text = {};
+  CodecFn codec = nullptr;  // set: the byte codec carries the field
   // The member of the section struct the field is.
   Value (*get)(const void* section) = nullptr;
   void (*set)(void* section, Value value) = nullptr;
@@ -196,7 +200,9 @@ Value ToValue(const std::optional<T>& v) {
 
 inline void FromValue(Value v, int32_t* out) { *out = static_cast<int32_t>(std::get<int64_t>(v)); }
 inline void FromValue(Value v, int64_t* out) { *out = std::get<int64_t>(v); }
-inline void FromValue(Value v, uint64_t* out) { *out = static_cast<uint64_t>(std::get<int64_t>(v)); }
+inline void FromValue(Value v, uint64_t* out) {
+  *out = static_cast<uint64_t>(std::get<int64_t>(v));
+}
 inline void FromValue(Value v, bool* out) { *out = std::get<bool>(v); }
 inline void FromValue(Value v, Duration* out) { *out = std::get<Duration>(v); }
 inline void FromValue(Value v, std::string* out) { *out = std::move(std::get<std::string>(v)); }

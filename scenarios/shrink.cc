@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "checks/check.h"
+#include "scenarios/schema.h"
+#include "sim/core/assert.h"
 
 namespace scenarios {
 namespace {
@@ -76,12 +78,9 @@ class Shrinker {
     return false;
   }
 
-  // Lowers an integer field toward `floor` by halving steps: tries
-  // value - step for step = (value - floor) / 2 ... 1, keeping each success.
-  // `fixup` repairs what the smaller value leaves dangling.
-  template <typename Get, typename Fixup = void (*)(Scenario&)>
-  bool Descend(const std::string& name, int64_t floor, Get&& get,
-               Fixup fixup = [](Scenario&) {}) {
+  // Descend for a field read by `get` and written by `set`.
+  template <typename Get, typename Set>
+  bool DescendValue(const std::string& name, int64_t floor, Get&& get, Set&& set) {
     bool any = false;
     int64_t value = get(current_);
     for (int64_t step = std::max<int64_t>((value - floor) / 2, 1); step >= 1 && value > floor;
@@ -89,11 +88,35 @@ class Shrinker {
       for (;;) {
         const int64_t target = std::max(value - step, floor);
         if (target == value) break;
-        const bool ok = Try(absl::StrCat(name, " ", value, " -> ", target),
-                            [&](Scenario& c) {
-                              get(c) = static_cast<std::remove_reference_t<decltype(get(c))>>(target);
-                              fixup(c);
-                            });
+        if (!Try(absl::StrCat(name, " ", value, " -> ", target),
+                 [&](Scenario& c) { set(c, target); })) {
+          break;
+        }
+        value = target;
+        any = true;
+      }
+      if (step == 1) break;
+    }
+    return any;
+  }
+
+  // Lowers an integer field toward `floor` by halving steps: tries
+  // value - step for step = (value - floor) / 2 ... 1, keeping each success.
+  // `fixup` repairs what the smaller value leaves dangling.
+  template <typename Get, typename Fixup = void (*)(Scenario&)>
+  bool Descend(
+      const std::string& name, int64_t floor, Get&& get, Fixup fixup = [](Scenario&) {}) {
+    bool any = false;
+    int64_t value = get(current_);
+    for (int64_t step = std::max<int64_t>((value - floor) / 2, 1); step >= 1 && value > floor;
+         step /= 2) {
+      for (;;) {
+        const int64_t target = std::max(value - step, floor);
+        if (target == value) break;
+        const bool ok = Try(absl::StrCat(name, " ", value, " -> ", target), [&](Scenario& c) {
+          get(c) = static_cast<std::remove_reference_t<decltype(get(c))>>(target);
+          fixup(c);
+        });
         if (!ok) break;
         value = target;
         any = true;
@@ -124,12 +147,12 @@ bool RemoveFaults(Shrinker& sh) {
       for (size_t i = start; i < start + n; ++i) {
         names.push_back(FaultText(sh.current().faults[i]));
       }
-      const bool ok = sh.Try(absl::StrCat("removed fault", n > 1 ? "s " : " ",
-                                          absl::StrJoin(names, "; ")),
-                             [&](Scenario& c) {
-                               c.faults.erase(c.faults.begin() + static_cast<ptrdiff_t>(start),
-                                              c.faults.begin() + static_cast<ptrdiff_t>(start + n));
-                             });
+      const bool ok =
+          sh.Try(absl::StrCat("removed fault", n > 1 ? "s " : " ", absl::StrJoin(names, "; ")),
+                 [&](Scenario& c) {
+                   c.faults.erase(c.faults.begin() + static_cast<ptrdiff_t>(start),
+                                  c.faults.begin() + static_cast<ptrdiff_t>(start + n));
+                 });
       if (ok) {
         removed = any = true;
       } else {
@@ -223,17 +246,54 @@ bool CompressTime(Shrinker& sh) {
   return any;
 }
 
-bool CutWorkload(Shrinker& sh) {
-  bool any = sh.Descend("messages", 1, [](Scenario& c) -> int32_t& { return c.workload.messages; });
-  any |= sh.Descend("keys", 1, [](Scenario& c) -> int32_t& { return c.workload.keys; });
-  any |= sh.Descend("burst", 1, [](Scenario& c) -> int32_t& { return c.workload.burst; });
-  const WorkloadSpec defaults;
-  if (sh.current().workload.interval > defaults.interval) {
-    any |= sh.Try("workload interval -> default",
-                  [&](Scenario& c) { c.workload.interval = defaults.interval; });
+// The fields of a section that shrink toward their default (the schema's
+// kToDefault and kLowerToDefault), each tried once: "PREFIX KEY -> default".
+// `section` gives the section struct of a scenario.
+template <typename Section>
+bool FieldsToDefault(Shrinker& sh, const schema::Section& s, std::string_view prefix,
+                     std::string_view default_word, Section section) {
+  using T = std::remove_reference_t<decltype(section(std::declval<Scenario&>()))>;
+  const T defaults{};
+  bool any = false;
+  for (const schema::Field& f : s.fields) {
+    if (f.shrink != schema::Shrink::kToDefault && f.shrink != schema::Shrink::kLowerToDefault) {
+      continue;
+    }
+    Scenario copy = sh.current();
+    const schema::Value now = f.get(&section(copy));
+    const schema::Value def = f.get(&defaults);
+    if (now == def) continue;
+    if (f.shrink == schema::Shrink::kLowerToDefault && !(def < now)) continue;
+    any |= sh.Try(absl::StrCat(std::string(prefix), " ", std::string(f.key), " -> ",
+                               std::string(default_word)),
+                  [&](Scenario& c) { f.set(&section(c), def); });
   }
-  any |= sh.Try("workload value_bytes -> default",
-                [&](Scenario& c) { c.workload.value_bytes = defaults.value_bytes; });
+  return any;
+}
+
+// The integer fields of a section that descend toward a floor (the
+// schema's kDescend), in order.
+template <typename Section>
+bool FieldsDescend(Shrinker& sh, const schema::Section& s, Section section) {
+  bool any = false;
+  for (const schema::Field& f : s.fields) {
+    if (f.shrink != schema::Shrink::kDescend) continue;
+    PRODSIM_ASSERT_MSG(f.type == schema::Type::kInt, "only integers descend");
+    any |= sh.DescendValue(
+        std::string(f.key), f.floor,
+        [&](const Scenario& c) {
+          Scenario copy = c;
+          return std::get<int64_t>(f.get(&section(copy)));
+        },
+        [&](Scenario& c, int64_t v) { f.set(&section(c), v); });
+  }
+  return any;
+}
+
+bool CutWorkload(Shrinker& sh) {
+  auto workload = [](Scenario& c) -> WorkloadSpec& { return c.workload; };
+  bool any = FieldsDescend(sh, schema::WorkloadSection(), workload);
+  any |= FieldsToDefault(sh, schema::WorkloadSection(), "workload", "default", workload);
   if (!sh.options().keep_close_at) {
     any |= sh.Try("workload close_at removed", [](Scenario& c) { c.workload.close_at.reset(); });
   }
@@ -258,7 +318,8 @@ void DropDanglingFaults(Scenario& c) {
 
 bool CutCluster(Shrinker& sh) {
   bool any = false;
-  for (size_t i = 0; sh.current().cluster.topics.size() > 1 && i < sh.current().cluster.topics.size();) {
+  for (size_t i = 0;
+       sh.current().cluster.topics.size() > 1 && i < sh.current().cluster.topics.size();) {
     const std::string name = sh.current().cluster.topics[i].name;
     if (sh.Try(absl::StrCat("removed topic ", name), [&](Scenario& c) {
           c.cluster.topics.erase(c.cluster.topics.begin() + static_cast<ptrdiff_t>(i));
@@ -273,62 +334,32 @@ bool CutCluster(Shrinker& sh) {
     const std::string t = sh.current().cluster.topics[i].name;
     any |= sh.Descend(
         absl::StrCat("topic ", t, " partitions"), 1,
-        [i](Scenario& c) -> int32_t& { return c.cluster.topics[i].partitions; }, DropDanglingFaults);
+        [i](Scenario& c) -> int32_t& { return c.cluster.topics[i].partitions; },
+        DropDanglingFaults);
   }
   const ClusterSpec defaults;
   any |= sh.Try("min_insync_replicas -> 1", [](Scenario& c) { c.cluster.min_insync_replicas = 1; });
   for (size_t i = 0; i < sh.current().cluster.topics.size(); ++i) {
     const std::string t = sh.current().cluster.topics[i].name;
-    any |= sh.Descend(absl::StrCat("topic ", t, " replication_factor"),
-                      sh.current().cluster.min_insync_replicas,
-                      [i](Scenario& c) -> int32_t& { return c.cluster.topics[i].replication_factor; });
+    any |= sh.Descend(
+        absl::StrCat("topic ", t, " replication_factor"), sh.current().cluster.min_insync_replicas,
+        [i](Scenario& c) -> int32_t& { return c.cluster.topics[i].replication_factor; });
   }
   int32_t floor = 1;
-  for (const TopicSpec& t : sh.current().cluster.topics) floor = std::max(floor, t.replication_factor);
+  for (const TopicSpec& t : sh.current().cluster.topics)
+    floor = std::max(floor, t.replication_factor);
   any |= sh.Descend(
       "brokers", floor, [](Scenario& c) -> int32_t& { return c.cluster.brokers; },
       DropDanglingFaults);
-  any |= sh.Try("cluster kafka_version -> default",
-                [&](Scenario& c) { c.cluster.kafka_version = defaults.kafka_version; });
-  any |= sh.Try("cluster metadata_delay_max -> default",
-                [&](Scenario& c) { c.cluster.metadata_delay_max = defaults.metadata_delay_max; });
-  any |= sh.Try("cluster replica_fetch_interval -> default",
-                [&](Scenario& c) { c.cluster.replica_fetch_interval = defaults.replica_fetch_interval; });
-  any |= sh.Try("cluster replica_lag_time_max -> default",
-                [&](Scenario& c) { c.cluster.replica_lag_time_max = defaults.replica_lag_time_max; });
+  any |= FieldsToDefault(sh, schema::ClusterSection(), "cluster", "default",
+                         [](Scenario& c) -> ClusterSpec& { return c.cluster; });
   return any;
 }
 
 // Each producer setting back to Sarama's default (unset).
-template <typename T>
-bool Unset(Shrinker& sh, const char* name, std::optional<T> ProducerSpec::*field) {
-  if (!(sh.current().producer.*field).has_value()) return false;
-  return sh.Try(absl::StrCat("producer ", name, " -> Sarama's default"),
-                [&](Scenario& c) { (c.producer.*field).reset(); });
-}
-
 bool DefaultConfig(Shrinker& sh) {
-  bool any = false;
-  any |= Unset(sh, "idempotent", &ProducerSpec::idempotent);
-  any |= Unset(sh, "net_max_open_requests", &ProducerSpec::net_max_open_requests);
-  any |= Unset(sh, "net_read_timeout", &ProducerSpec::net_read_timeout);
-  any |= Unset(sh, "net_dial_timeout", &ProducerSpec::net_dial_timeout);
-  any |= Unset(sh, "required_acks", &ProducerSpec::required_acks);
-  any |= Unset(sh, "timeout", &ProducerSpec::timeout);
-  any |= Unset(sh, "retry_max", &ProducerSpec::retry_max);
-  any |= Unset(sh, "retry_backoff", &ProducerSpec::retry_backoff);
-  any |= Unset(sh, "return_successes", &ProducerSpec::return_successes);
-  any |= Unset(sh, "return_errors", &ProducerSpec::return_errors);
-  any |= Unset(sh, "flush_messages", &ProducerSpec::flush_messages);
-  any |= Unset(sh, "flush_bytes", &ProducerSpec::flush_bytes);
-  any |= Unset(sh, "flush_frequency", &ProducerSpec::flush_frequency);
-  any |= Unset(sh, "flush_max_messages", &ProducerSpec::flush_max_messages);
-  any |= Unset(sh, "max_message_bytes", &ProducerSpec::max_message_bytes);
-  any |= Unset(sh, "channel_buffer_size", &ProducerSpec::channel_buffer_size);
-  any |= Unset(sh, "metadata_retry_max", &ProducerSpec::metadata_retry_max);
-  any |= Unset(sh, "metadata_retry_backoff", &ProducerSpec::metadata_retry_backoff);
-  any |= Unset(sh, "version", &ProducerSpec::version);
-  return any;
+  return FieldsToDefault(sh, schema::ProducerSection(), "producer", "Sarama's default",
+                         [](Scenario& c) -> ProducerSpec& { return c.producer; });
 }
 
 bool RemovePerturbations(Shrinker& sh) {
@@ -377,16 +408,15 @@ std::string DescribeSize(const Scenario& s) {
   int64_t partitions = 0;
   for (const TopicSpec& t : s.cluster.topics) partitions += t.partitions;
   const ProducerSpec& p = s.producer;
-  const int settings = p.idempotent.has_value() + p.net_max_open_requests.has_value() +
-                       p.net_read_timeout.has_value() + p.net_dial_timeout.has_value() +
-                       p.required_acks.has_value() + p.timeout.has_value() +
-                       p.retry_max.has_value() + p.retry_backoff.has_value() +
-                       p.return_successes.has_value() + p.return_errors.has_value() +
-                       p.flush_messages.has_value() + p.flush_bytes.has_value() +
-                       p.flush_frequency.has_value() + p.flush_max_messages.has_value() +
-                       p.max_message_bytes.has_value() + p.channel_buffer_size.has_value() +
-                       p.metadata_retry_max.has_value() + p.metadata_retry_backoff.has_value() +
-                       p.version.has_value();
+  const int settings =
+      p.idempotent.has_value() + p.net_max_open_requests.has_value() +
+      p.net_read_timeout.has_value() + p.net_dial_timeout.has_value() +
+      p.required_acks.has_value() + p.timeout.has_value() + p.retry_max.has_value() +
+      p.retry_backoff.has_value() + p.return_successes.has_value() + p.return_errors.has_value() +
+      p.flush_messages.has_value() + p.flush_bytes.has_value() + p.flush_frequency.has_value() +
+      p.flush_max_messages.has_value() + p.max_message_bytes.has_value() +
+      p.channel_buffer_size.has_value() + p.metadata_retry_max.has_value() +
+      p.metadata_retry_backoff.has_value() + p.version.has_value();
   return absl::StrCat(s.faults.size(), " fault(s), ", s.workload.messages, " message(s), ",
                       s.cluster.topics.size(), " topic(s) with ", partitions, " partition(s), ",
                       s.cluster.brokers, " broker(s), ", settings, " producer setting(s), ",
