@@ -13,11 +13,11 @@
 #include "scenarios/explore.h"
 #include "scenarios/fault_fields.h"
 #include "scenarios/realism.h"
+#include "scenarios/schema.h"
 #include "sim/core/assert.h"
 
 namespace scenarios {
 namespace {
-
 
 inline constexpr std::string_view kPolicies[] = {"random", "pct", "fifo"};
 inline constexpr std::string_view kLatencies[] = {"base", "uniform"};
@@ -66,8 +66,10 @@ class ByteIO {
       // the top values round to the largest raw.
       const unsigned __int128 top = (static_cast<unsigned __int128>(1) << bits) - 1;
       const unsigned __int128 raw = std::min(((x << bits) + n - 1) / n, top);
-      for (int i = width - 1; i >= 0; --i) out_.push_back(static_cast<char>((raw >> (8 * i)) & 0xff));
-      *v = static_cast<int64_t>(static_cast<uint64_t>(lo) + static_cast<uint64_t>((raw * n) >> bits));
+      for (int i = width - 1; i >= 0; --i)
+        out_.push_back(static_cast<char>((raw >> (8 * i)) & 0xff));
+      *v = static_cast<int64_t>(static_cast<uint64_t>(lo) +
+                                static_cast<uint64_t>((raw * n) >> bits));
       return;
     }
     unsigned __int128 raw = 0;
@@ -82,6 +84,26 @@ class ByteIO {
     *v = static_cast<int32_t>(x);
   }
   void Index(int32_t* v, int64_t n) { Int(v, 0, n - 1); }
+  // The field `key` of `section`, an integer or a duration, in the range
+  // and width the schema's codec gives it for `base`.
+  template <typename T>
+  void SchemaField(const schema::Section& section, std::string_view key, const Scenario& base,
+                   const DecodeOptions& options, T* value) {
+    const schema::Field* f = schema::Find(section, key);
+    PRODSIM_ASSERT_MSG(f != nullptr && f->codec != nullptr, "a field the codec carries");
+    const schema::CodecRange r = f->codec(base, {.max_messages = options.max_messages});
+    schema::Value v = f->get(value);
+    if (f->type == schema::Type::kInt) {
+      int64_t x = std::get<int64_t>(v);
+      Int64(&x, r.lo, r.hi, r.width);
+      f->set(value, x);
+    } else {
+      PRODSIM_ASSERT(f->type == schema::Type::kDuration);
+      int64_t x = std::get<Duration>(v).nanos();
+      Int64(&x, r.lo, r.hi, r.width);
+      f->set(value, Duration::Nanos(x));
+    }
+  }
   // Durations take two bytes unless told: 1/65536 of the range is fine
   // enough (under 100 us for a fault's time), and short inputs matter:
   // libFuzzer grows its length limit slowly from an empty corpus.
@@ -124,16 +146,16 @@ class ByteIO {
 void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scenario* s) {
   // The workload, no bigger than the base's.
   WorkloadSpec& w = s->workload;
-  const WorkloadSpec& bw = base.workload;
-  io.Int(&w.messages, 1, std::max(1, std::min(bw.messages, options.max_messages)));
-  io.Int(&w.keys, 1, bw.keys);
-  io.Int(&w.burst, 1, bw.burst);
-  io.Dur(&w.interval, Duration::Nanos(bw.interval.nanos() / 64), bw.interval, 1);
+  const schema::Section& ws = schema::WorkloadSection();
+  io.SchemaField(ws, "messages", base, options, &w);
+  io.SchemaField(ws, "keys", base, options, &w);
+  io.SchemaField(ws, "burst", base, options, &w);
+  io.SchemaField(ws, "interval", base, options, &w);
 
   // The cluster, no bigger than the base's; its topics by position.
   ClusterSpec& c = s->cluster;
   const ClusterSpec& bc = base.cluster;
-  io.Int(&c.brokers, 1, bc.brokers);
+  io.SchemaField(schema::ClusterSection(), "brokers", base, options, &c);
   std::vector<TopicSpec> topics = bc.topics;
   int32_t min_rf = bc.brokers;
   for (size_t i = 0; i < topics.size(); ++i) {
@@ -175,9 +197,9 @@ void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scen
   ScheduleSpec& sc = s->schedule;
   io.Choice(&sc.policy, kPolicies);
   if (sc.policy == "random") {
-    io.Int(&sc.preempt_per_mille, 0, 1000, 1);
+    io.SchemaField(schema::ScheduleSection(), "preempt_per_mille", base, options, &sc);
   } else if (sc.policy == "pct") {
-    io.Int(&sc.pct_depth, 1, 6);
+    io.SchemaField(schema::ScheduleSection(), "pct_depth", base, options, &sc);
   }
 
   // The latency: the base's, or uniform as explore draws it.
@@ -233,8 +255,8 @@ Scenario Decode(const Scenario& base, std::span<const uint8_t> bytes,
   }
   // Nothing here may depend on the input's length beyond what the fields
   // say: Decode(Encode(Decode(b))) == Decode(b).
-  s.description = absl::StrCat("decoded by prodsim (a schedule tape of ",
-                               s.schedule.tape.size(), " bytes)");
+  s.description =
+      absl::StrCat("decoded by prodsim (a schedule tape of ", s.schedule.tape.size(), " bytes)");
   return s;
 }
 

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/escaping.h"
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "scenarios/toml_reader.h"
@@ -332,9 +333,10 @@ constexpr Field kClusterFields[] = {
 constexpr Field kTopicFields[] = {
     Of<&TopicSpec::name>({.key = "name",
                           .type = Type::kString,
+                          .required = true,
                           .hi = std::numeric_limits<int64_t>::max(),
                           .doc = "a Kafka topic name",
-                          .rule = "required; 1..249 of [a-zA-Z0-9._-], unique"}),
+                          .rule = "1..249 of [a-zA-Z0-9._-], unique"}),
     Of<&TopicSpec::partitions>({.key = "partitions",
                                 .type = Type::kInt,
                                 .lo = 1,
@@ -433,13 +435,14 @@ constexpr Field kWorkloadFields[] = {
 constexpr Field kFaultFields[] = {
     Of<&FaultSpec::kind>({.key = "kind",
                           .type = Type::kEnum,
+                          .required = true,
                           .values = kFaultKindNames,
-                          .doc = "the fault (table below)",
-                          .rule = "required"}),
+                          .doc = "the fault (table below)"}),
     Of<&FaultSpec::at>({.key = "at",
                         .type = Type::kDuration,
+                        .required = true,
                         .doc = "when it happens",
-                        .rule = "required; before `limits.time`",
+                        .rule = "before `limits.time`",
                         .shrink_text = "halves (with the whole timeline too)"}),
     Of<&FaultSpec::duration>(
         {.key = "duration",
@@ -528,9 +531,9 @@ constexpr Field kLimitsFields[] = {
 constexpr Field kExpectFields[] = {
     Of<&ExpectSpec::verdict>({.key = "verdict",
                               .type = Type::kEnum,
+                              .required = true,
                               .values = kVerdicts,
-                              .doc = "the verdict this scenario is expected to reach",
-                              .rule = "required in `[expect]`"}),
+                              .doc = "the verdict this scenario is expected to reach"}),
     Of<&ExpectSpec::check>({.key = "check",
                             .type = Type::kEnum,
                             .values = kChecks,
@@ -541,9 +544,9 @@ constexpr Field kExpectFields[] = {
 constexpr Field kProfileExpectFields[] = {
     Of<&ProfileExpectSpec::verdict>({.key = "verdict",
                                      .type = Type::kEnum,
+                                     .required = true,
                                      .values = kVerdicts,
-                                     .doc = "what the scenario reaches with that profile",
-                                     .rule = "required"}),
+                                     .doc = "what the scenario reaches with that profile"}),
     Of<&ProfileExpectSpec::check>({.key = "check",
                                    .type = Type::kEnum,
                                    .values = kChecks,
@@ -846,7 +849,7 @@ std::string ShrinkText(const Field& f) {
 // One table of a section's fields, from its default-built struct.
 template <typename T>
 void Table(std::string* out, const Section& s, const T& defaults, std::string_view unset) {
-  absl::StrAppend(out, "\n#### ", internal::Av(s.header), "\n\n",
+  absl::StrAppend(out, "\n#### ", s.path.empty() ? "Top level" : internal::Av(s.header), "\n\n",
                   "| Key | Type | Default | Valid values | Shrinks to | What it is |\n",
                   "| --- | --- | --- | --- | --- | --- |\n");
   for (const Field& f : s.fields) {
@@ -854,8 +857,14 @@ void Table(std::string* out, const Section& s, const T& defaults, std::string_vi
     std::string d = std::holds_alternative<std::monostate>(v)
                         ? std::string(unset)
                         : absl::StrCat("`", FormatValue(f, v), "`");
-    if (f.key == "name" || f.key == "kind" || f.key == "verdict" || f.key == "at") {
-      d = "required";
+    if (f.required) d = "required";
+    if (&s == &FaultSection()) {
+      // A fault field some kinds need has no usable default for them.
+      std::vector<std::string> needers;
+      for (const FaultKind& k : FaultKinds()) {
+        if (absl::c_linear_search(k.needs, f.key)) needers.push_back(std::string(k.name));
+      }
+      if (!needers.empty()) d = absl::StrCat("required by ", absl::StrJoin(needers, ", "));
     }
     std::string doc(f.doc);
     if (!f.unit.empty()) absl::StrAppend(&doc, " (", internal::Av(f.unit), ")");

@@ -15,7 +15,7 @@
 // two fields or sections (a fault's broker against the cluster's size, the
 // realism of an injected error), and the order of the codec's walk.
 //
-// Invariants (scenario_test checks them): every key of a section is unique;
+// Invariants (schema_test checks them): every key of a section is unique;
 // every field's getter and setter name the same member; a default-built
 // section prints as the defaults the reference shows.
 #ifndef PRODSIM_SCENARIOS_SCHEMA_H_
@@ -83,6 +83,8 @@ struct Field {
   // The member is a std::optional: left out, the field is unset (a
   // producer field then keeps Sarama's default) and is not printed.
   bool optional = false;
+  // The file must give it (the reader reports it missing, with a hint).
+  bool required = false;
   // kInt: the accepted range. kDuration: `lo` is the least nanoseconds.
   // kString, kHex: `hi` is the most bytes.
   int64_t lo = 0;
