@@ -131,6 +131,7 @@ absl::StatusOr<kafka::ClusterConfig> ClusterConfigOf(const ClusterSpec& s) {
   c.replica_fetch_interval = s.replica_fetch_interval;
   c.replica_lag_time_max = s.replica_lag_time_max;
   c.zookeeper_session_timeout = s.zookeeper_session_timeout;
+  c.request_processing = s.request_processing;
   return c;
 }
 

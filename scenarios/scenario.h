@@ -81,6 +81,9 @@ struct ClusterSpec {
   // zookeeper.session.timeout.ms: how long the controller takes to notice a
   // crashed broker (kafka::ClusterConfig).
   Duration zookeeper_session_timeout = Duration::Seconds(18);
+  // How long a broker works on each request before it answers
+  // (kafka::ClusterConfig::request_processing).
+  Duration request_processing = Duration::Micros(200);
 
   bool operator==(const ClusterSpec&) const = default;
 };

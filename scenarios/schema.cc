@@ -328,6 +328,11 @@ constexpr Field kClusterFields[] = {
          .lo = kPositive,
          .doc = "zookeeper.session.timeout.ms: how long after a crash the controller notices it",
          .shrink = Shrink::kToDefault}),
+    Of<&ClusterSpec::request_processing>(
+        {.key = "request_processing",
+         .type = Type::kDuration,
+         .doc = "how long a broker works on each request before it answers",
+         .shrink = Shrink::kToDefault}),
 };
 
 constexpr Field kTopicFields[] = {
