@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-#include "scenarios/scenario.h"
+#include "scenarios/spec.h"
 
 namespace scenarios {
 

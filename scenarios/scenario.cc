@@ -812,13 +812,6 @@ void PrintExpect(const ExpectSpec& e, std::string* out) {
 
 std::span<const std::string_view> BuggifySiteNames() { return schema::BuggifySites(); }
 
-bool Scenario::operator==(const Scenario& o) const {
-  return seed == o.seed && description == o.description && schedule == o.schedule &&
-         producer == o.producer && cluster == o.cluster && network == o.network &&
-         workload == o.workload && faults == o.faults && buggify == o.buggify &&
-         limits == o.limits && expect == o.expect;
-}
-
 absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view origin) {
   Diagnostics diag(origin);
   Pos pos;

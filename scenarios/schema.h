@@ -30,7 +30,7 @@
 #include <variant>
 #include <vector>
 
-#include "scenarios/scenario.h"
+#include "scenarios/spec.h"
 #include "sim/core/time.h"
 
 namespace scenarios::schema {

@@ -1,0 +1,197 @@
+// The scenario as a plain value: everything that determines a run.
+//
+// These are the data types alone. The file format that reads and writes
+// them is scenarios/scenario.h, and its description, field by field, is
+// scenarios/schema.h. A run is a pure function of a Scenario: the world
+// builder reads nothing else (no environment, no clock).
+#ifndef PRODSIM_SCENARIOS_SPEC_H_
+#define PRODSIM_SCENARIOS_SPEC_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/core/time.h"
+
+namespace scenarios {
+
+using sim::Duration;
+
+struct ScheduleSpec {
+  std::string policy = "random";  // fifo | random | pct
+  int32_t pct_depth = 3;
+  int64_t pct_steps = 200000;
+  int32_t preempt_per_mille = 500;
+  // Random policy only: the first scheduling decisions, one byte each
+  // (sim::SchedulerOptions::tape); written in the file as hex. The
+  // scenario fuzzer's bytes end up here (scenarios/decode.h).
+  std::string tape;
+
+  bool operator==(const ScheduleSpec&) const = default;
+};
+
+// The producer: a profile and Sarama's config fields, by their Sarama
+// names in snake_case (Net.MaxOpenRequests -> net_max_open_requests).
+// Unset fields keep Sarama's defaults (NewConfig).
+struct ProducerSpec {
+  std::string profile = "sarama-1.42.1";
+  std::optional<bool> idempotent;
+  std::optional<int32_t> net_max_open_requests;
+  std::optional<Duration> net_read_timeout;
+  std::optional<Duration> net_dial_timeout;
+  std::optional<int32_t> required_acks;  // -1 (wait_for_all), 0, 1
+  std::optional<Duration> timeout;       // Producer.Timeout
+  std::optional<int32_t> retry_max;
+  std::optional<Duration> retry_backoff;
+  std::optional<bool> return_successes;
+  std::optional<bool> return_errors;
+  std::optional<int32_t> flush_messages;
+  std::optional<int32_t> flush_bytes;
+  std::optional<Duration> flush_frequency;
+  std::optional<int32_t> flush_max_messages;
+  std::optional<int32_t> max_message_bytes;
+  std::optional<int32_t> channel_buffer_size;
+  std::optional<int32_t> metadata_retry_max;
+  std::optional<Duration> metadata_retry_backoff;
+  std::optional<std::string> version;  // "2.6.0"
+
+  bool operator==(const ProducerSpec&) const = default;
+};
+
+struct TopicSpec {
+  std::string name;
+  int32_t partitions = 1;
+  int32_t replication_factor = 1;
+
+  bool operator==(const TopicSpec&) const = default;
+};
+
+struct ClusterSpec {
+  int32_t brokers = 3;
+  std::vector<TopicSpec> topics;
+  int32_t min_insync_replicas = 1;
+  std::string kafka_version = "2.6";
+  Duration metadata_delay_max = Duration::Millis(20);
+  Duration replica_fetch_interval = Duration::Millis(5);
+  Duration replica_lag_time_max = Duration::Seconds(30);
+  // zookeeper.session.timeout.ms: how long the controller takes to notice a
+  // crashed broker (kafka::ClusterConfig).
+  Duration zookeeper_session_timeout = Duration::Seconds(18);
+  // How long a broker works on each request before it answers
+  // (kafka::ClusterConfig::request_processing).
+  Duration request_processing = Duration::Micros(200);
+
+  bool operator==(const ClusterSpec&) const = default;
+};
+
+struct LatencySpec {
+  std::string kind = "constant";  // constant | uniform | exponential
+  Duration min = Duration::Micros(500);
+  Duration max = Duration::Micros(500);
+  Duration mean = Duration::Micros(500);
+  Duration cap = Duration::Seconds(1);
+
+  bool operator==(const LatencySpec&) const = default;
+};
+
+struct NetworkSpec {
+  LatencySpec latency;
+
+  bool operator==(const NetworkSpec&) const = default;
+};
+
+struct WorkloadSpec {
+  int32_t messages = 100;
+  int32_t keys = 10;                    // keys "key-0".."key-{keys-1}", round robin
+  std::vector<std::string> topics;      // round robin; empty: every cluster topic
+  Duration interval = Duration::Millis(1);  // between bursts
+  int32_t burst = 1;                    // messages per burst
+  int32_t value_bytes = 100;
+  std::optional<Duration> close_at;     // AsyncClose at this time; unset: after the last message
+
+  bool operator==(const WorkloadSpec&) const = default;
+};
+
+// One timed fault (fault_models/ applies and heals it).
+struct FaultSpec {
+  // reset | partition | crash | move_leader | shrink_isr | inject_error |
+  // lose_response | stall_response | delay_processing | latency_spike |
+  // pause_fetching, and the mocks mock.error | mock.drop_response
+  std::string kind;
+  Duration at;
+  std::optional<Duration> duration;  // unset: the kind's default (or instant)
+  int32_t broker = 0;                // the target broker
+  std::string direction = "both";    // partition/latency_spike: to_broker | from_broker | both
+  std::string topic;                 // move_leader, shrink_isr, inject_error (optional)
+  int32_t partition = -1;
+  std::string error;                 // inject_error, mock.error: a Kafka error name
+  std::string api = "produce";       // produce | metadata | init_producer_id
+  int32_t count = 1;                 // the count-based kinds
+  Duration extra;                    // delay_processing, latency_spike, stall_response
+  bool heal = true;                  // heal at the end of duration
+
+  bool operator==(const FaultSpec&) const = default;
+};
+
+// Perturbation points (FoundationDB's BUGGIFY) switched on for the run:
+// small random delays inside the simulated network and brokers (see
+// scenarios/README.md for each site and its rate). Empty: none, and the run
+// is exactly what it was before buggify existed.
+struct BuggifySpec {
+  // Site names from BuggifySiteNames(), each once, in that list's order
+  // (ParseScenario sorts them so).
+  std::vector<std::string> sites;
+
+  bool operator==(const BuggifySpec&) const = default;
+};
+
+struct LimitsSpec {
+  int64_t steps = 20000000;
+  Duration time = Duration::Seconds(600);
+  // After the last fault heals, everything must be resolved within this.
+  Duration liveness_grace = Duration::Seconds(120);
+
+  bool operator==(const LimitsSpec&) const = default;
+};
+
+// What the same scenario reaches with another producer profile (its
+// producer.profile replaced, nothing else): [expect.profiles."NAME"].
+struct ProfileExpectSpec {
+  std::string profile;
+  std::string verdict;
+  std::string check;
+
+  bool operator==(const ProfileExpectSpec&) const = default;
+};
+
+struct ExpectSpec {
+  std::string verdict;  // pass | safety | liveness | deadlock | producer-assertion | harness-error
+  std::string check;    // the failing check's name, for a failing verdict
+  std::vector<ProfileExpectSpec> profiles;  // other profiles, sorted by name
+
+  bool operator==(const ExpectSpec&) const = default;
+};
+
+// Seeds are TOML integers in a file, so a scenario holds seeds 0..kSeedMax.
+inline constexpr uint64_t kSeedMax = INT64_MAX;
+
+struct Scenario {
+  uint64_t seed = 1;  // 0..kSeedMax
+  std::string description;
+  ScheduleSpec schedule;
+  ProducerSpec producer;
+  ClusterSpec cluster;
+  NetworkSpec network;
+  WorkloadSpec workload;
+  std::vector<FaultSpec> faults;
+  BuggifySpec buggify;
+  LimitsSpec limits;
+  std::optional<ExpectSpec> expect;
+
+  bool operator==(const Scenario&) const = default;
+};
+
+}  // namespace scenarios
+
+#endif  // PRODSIM_SCENARIOS_SPEC_H_
