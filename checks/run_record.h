@@ -1,4 +1,4 @@
-// RunRecord: what the checks read after a run, and nothing else (DESIGN.md:
+// RunRecord: what the checks read after a run, and nothing else (docs/DESIGN.md:
 // checks read a recorded history, never live objects).
 #ifndef PRODSIM_CHECKS_RUN_RECORD_H_
 #define PRODSIM_CHECKS_RUN_RECORD_H_

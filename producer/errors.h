@@ -6,7 +6,7 @@
 // errors, and the produceSet assertion ("assertion failed: message out of
 // sequence added to a batch"). Here each is an Error with a kind, a Kafka
 // code for kKafka, and the message text Sarama would print. Errors are data
-// (DESIGN.md: Kafka outcomes and network errors are recorded, never thrown).
+// (docs/DESIGN.md: Kafka outcomes and network errors are recorded, never thrown).
 #ifndef PRODSIM_PRODUCER_ERRORS_H_
 #define PRODSIM_PRODUCER_ERRORS_H_
 

@@ -4,15 +4,18 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "scenarios/builtin.h"
 #include "scenarios/explore.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
+#include "sim/core/assert.h"
 
 namespace scenarios {
 namespace {
@@ -32,7 +35,8 @@ constexpr const char* kBenchUsage =
     "base (default bench/scenarios/report-config-steady.toml; its producer settings\n"
     "kept, faults, schedules and latencies drawn as explore draws them, realistic\n"
     "kinds only) for exploration seeds 1..K (default 20), at most M runs each\n"
-    "(default 5000). One thread.\n"
+    "(default 5000). One thread. The default files are compiled in (an installed\n"
+    "prodsim runs them from any directory); a flag reads the file it names.\n"
     "prodsim bench --compare [--runs=N] [--base=FILE] [--base-non-idempotent=FILE]\n"
     "  instead compares the producer profiles: the same N generated scenarios\n"
     "  (default 500) per configuration (the report's, and the same with\n"
@@ -42,10 +46,17 @@ constexpr const char* kBenchUsage =
     "  throughput (acknowledged messages per simulated second, first message to\n"
     "  last acknowledgement).\n";
 
+// A scenario file: a path given by a flag, or the compiled-in copy of a
+// source-tree file (builtin.h).
+struct BenchFile {
+  std::string path;
+  bool given = false;
+};
+
 struct BenchArgs {
-  std::string small = "bench/scenarios/small-5-faults.toml";
-  std::string base = "bench/scenarios/report-config-steady.toml";
-  std::string base_non_idempotent = "bench/scenarios/report-config-non-idempotent.toml";
+  BenchFile small{"bench/scenarios/small-5-faults.toml"};
+  BenchFile base{"bench/scenarios/report-config-steady.toml"};
+  BenchFile base_non_idempotent{"bench/scenarios/report-config-non-idempotent.toml"};
   bool compare = false;
   bool runs_set = false;
   uint64_t runs = 2000, seeds = 20, max_runs_per_seed = 5000;
@@ -78,8 +89,11 @@ double Median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-bool LoadOrSay(const std::string& path, Scenario* s, int* code) {
-  absl::StatusOr<Scenario> parsed = LoadScenario(path);
+bool LoadOrSay(const BenchFile& file, Scenario* s, int* code) {
+  const std::optional<std::string_view> builtin = BuiltinScenarioText(file.path);
+  PRODSIM_ASSERT_MSG(file.given || builtin.has_value(), "a default bench file is compiled in");
+  absl::StatusOr<Scenario> parsed =
+      file.given ? LoadScenario(file.path) : ParseScenario(*builtin, file.path);
   if (!parsed.ok()) {
     std::fprintf(stderr, "%s\n", std::string(parsed.status().message()).c_str());
     *code = absl::IsNotFound(parsed.status()) ? 66 : 65;
@@ -141,9 +155,13 @@ int Compare(const BenchArgs& a) {
     return code;
   }
   const uint64_t runs = a.runs_set ? a.runs : 500;
-  std::printf("prodsim bench --compare: the same %llu generated scenarios per row (explore seeds 1/0..%llu)\n\n",
-              static_cast<unsigned long long>(runs), static_cast<unsigned long long>(runs - 1));
-  std::printf("| configuration | AsyncClose | profile | failing runs | by check | first failure (run, wall s) | acked msgs per simulated s |\n");
+  std::printf(
+      "prodsim bench --compare: the same %llu generated scenarios per row (explore seeds "
+      "1/0..%llu)\n\n",
+      static_cast<unsigned long long>(runs), static_cast<unsigned long long>(runs - 1));
+  std::printf(
+      "| configuration | AsyncClose | profile | failing runs | by check | first failure (run, wall "
+      "s) | acked msgs per simulated s |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   struct Config {
     const Scenario* base;
@@ -165,7 +183,8 @@ int Compare(const BenchArgs& a) {
                     r.first_failure < 0
                         ? "none"
                         : absl::StrCat("#", r.first_failure, ", ",
-                                       absl::StrFormat("%.3f", r.first_failure_wall)).c_str(),
+                                       absl::StrFormat("%.3f", r.first_failure_wall))
+                              .c_str(),
                     r.ack_span > 0 ? static_cast<double>(r.acks) / r.ack_span : 0.0);
         std::fflush(stdout);
       }
@@ -192,13 +211,13 @@ int BenchCommand(int argc, char** argv) {
       std::fputs(kBenchUsage, stdout);
       return 0;
     } else if (arg == "--small" && !value.empty()) {
-      a.small = value;
+      a.small = {value, true};
     } else if (arg == "--base" && !value.empty()) {
-      a.base = value;
+      a.base = {value, true};
     } else if (arg == "--compare") {
       a.compare = true;
     } else if (arg == "--base-non-idempotent" && !value.empty()) {
-      a.base_non_idempotent = value;
+      a.base_non_idempotent = {value, true};
     } else if (arg == "--runs" && ParseCount(value, &a.runs)) {
       a.runs_set = true;
     } else if (arg == "--seeds" && ParseCount(value, &a.seeds)) {
@@ -249,19 +268,21 @@ int BenchCommand(int argc, char** argv) {
 
   std::printf("prodsim bench (one thread)\n\n");
   std::printf("%-58s %14s  %s\n", "figure", "value", "target");
-  std::printf("%-58s %14.0f  %s\n",
-              absl::StrCat("small scenario runs/s (", a.small, ", ", a.runs, " seeds)").c_str(),
-              static_cast<double>(a.runs) / small_wall, ">= 2000");
+  std::printf(
+      "%-58s %14.0f  %s\n",
+      absl::StrCat("small scenario runs/s (", a.small.path, ", ", a.runs, " seeds)").c_str(),
+      static_cast<double>(a.runs) / small_wall, ">= 2000");
   std::printf("%-58s %14.0f\n", "  simulated seconds per wall second", simulated / small_wall);
   std::printf("%-58s %14.0f\n", "  scheduler steps per wall second",
               static_cast<double>(steps) / small_wall);
   std::printf("%-58s %14.1f\n", "  mean simulated seconds per run",
               simulated / static_cast<double>(a.runs));
   if (!secs.empty()) {
-    std::printf("%-58s %14.3f  %s\n",
-                absl::StrCat("#2803-kind failure: median wall s to first (", a.seeds,
-                             " exploration seeds)").c_str(),
-                Median(secs), "< 1");
+    std::printf(
+        "%-58s %14.3f  %s\n",
+        absl::StrCat("#2803-kind failure: median wall s to first (", a.seeds, " exploration seeds)")
+            .c_str(),
+        Median(secs), "< 1");
     std::printf("%-58s %7.3f..%-6.3f\n", "  min..max wall s",
                 *std::min_element(secs.begin(), secs.end()),
                 *std::max_element(secs.begin(), secs.end()));
@@ -270,10 +291,10 @@ int BenchCommand(int argc, char** argv) {
                 *std::min_element(runs.begin(), runs.end()),
                 *std::max_element(runs.begin(), runs.end()));
   }
-  std::printf("%-58s %14llu\n",
-              absl::StrCat("  seeds with no #2803-kind failure in ", a.max_runs_per_seed, " runs")
-                  .c_str(),
-              static_cast<unsigned long long>(not_found));
+  std::printf(
+      "%-58s %14llu\n",
+      absl::StrCat("  seeds with no #2803-kind failure in ", a.max_runs_per_seed, " runs").c_str(),
+      static_cast<unsigned long long>(not_found));
   std::printf("\nsmall scenario verdicts:");
   for (const auto& [name, n] : verdicts) {
     std::printf(" %s=%llu", name.c_str(), static_cast<unsigned long long>(n));

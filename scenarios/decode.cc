@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -10,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "producer/profile.h"
+#include "scenarios/builtin.h"
 #include "scenarios/explore.h"
 #include "scenarios/fault_fields.h"
 #include "scenarios/realism.h"
@@ -268,6 +270,12 @@ std::string Encode(const Scenario& base, const Scenario& s, const DecodeOptions&
   std::string out = io.out();
   if (copy.schedule.policy == "random") out += s.schedule.tape;
   return out;
+}
+
+std::string_view DefaultBaseText() {
+  const std::optional<std::string_view> text = BuiltinScenarioText(kDefaultBaseName);
+  PRODSIM_ASSERT_MSG(text.has_value(), "the default base is compiled in");
+  return *text;
 }
 
 absl::StatusOr<Scenario> LoadBase(const std::string& path, const std::string& profile) {

@@ -62,7 +62,8 @@ std::string Encode(const Scenario& base, const Scenario& s, const DecodeOptions&
 
 // The base the scenario fuzzer and `prodsim decode` use unless told
 // otherwise: the report's configuration, bench/scenarios/
-// report-config-steady.toml, compiled in (so a fuzzer binary runs alone).
+// report-config-steady.toml, compiled in (builtin.h; so a fuzzer binary
+// runs alone).
 inline constexpr std::string_view kDefaultBaseName = "bench/scenarios/report-config-steady.toml";
 std::string_view DefaultBaseText();
 

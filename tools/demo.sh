@@ -1,40 +1,87 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds the default preset, and runs
-# the demo with prodsim on scenario files:
+# The main job: installs what is missing, builds the default preset, installs
+# prodsim under build/install (cmake --install), and runs the demo with
+# `prodsim` by name on scenario files:
 # 1. the configuration of IBM/sarama#2803 with no faults: 10,000 messages
 #    over 3 brokers and 6 partitions; every property check passes;
 # 2. the known findings (scenarios/known/): the same configuration under
-#    one fault each ends with Sarama's "message out of sequence" assertion,
-#    the broker's OUT_OF_ORDER_SEQUENCE_NUMBER, or an acknowledged message
-#    that no log holds; and the findings about Sarama main (the verdict and
-#    explanation of each are printed);
+#    one realistic fault each ends with Sarama's "message out of sequence"
+#    assertion, the broker's OUT_OF_ORDER_SEQUENCE_NUMBER, or an
+#    acknowledged message that no log holds; and the findings about Sarama
+#    main (the verdict and explanation of each are printed);
 # 3. all replayed: the same digest with and without trace recording;
 # 4. both producer profiles: each file's [expect] for its own profile and
 #    [expect.profiles] for the other (the #2803 reproducers pass on
 #    sarama-main);
 # 5. a scenario_fuzzer crash file (8 bytes, found from an empty corpus in
 #    seconds) decoded into a scenario file, and shrunk.
+# A step whose point is a failing verdict checks that verdict. The demo
+# exits 0 when every step did what it shows, 1 when one did not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
 cmake --preset default >/dev/null
 cmake --build --preset default -j "$(nproc)" >/dev/null
-prodsim=./build/default/scenarios/prodsim
-echo "== 1. the report's configuration, no faults"
-$prodsim run scenarios/corpus/report-config-10k-no-faults.toml
+prefix=${PRODSIM_PREFIX:-$PWD/build/install}
+cmake --install build/default --prefix "$prefix" >/dev/null
+export PATH="$prefix/bin:$PATH"
+echo "prodsim installed: $(command -v prodsim)"
+
+failed=0
+# expect CODE WHAT COMMAND...: runs COMMAND (its output shown) and says so
+# if its exit code is not CODE.
+expect() {
+  local want=$1 what=$2 rc=0
+  shift 2
+  "$@" || rc=$?
+  if [ "$rc" != "$want" ]; then
+    echo "demo: $what: exit $rc, expected $want" >&2
+    failed=1
+  fi
+}
+# The exit code of a verdict (README.md's table).
+verdict_code() {
+  case $1 in
+    pass) echo 0 ;; safety) echo 1 ;; liveness) echo 2 ;; deadlock) echo 3 ;;
+    producer-assertion) echo 4 ;; *) echo 70 ;;
+  esac
+}
+
 echo
-echo "== 2. the known findings (exit code 4: producer-assertion, 1: safety)"
-$prodsim run scenarios/known/*.toml || true
+echo "== 1. the report's configuration, no faults (pass: exit 0)"
+expect 0 "the fault-free run" prodsim run scenarios/corpus/report-config-10k-no-faults.toml
+echo
+echo "== 2. the known findings (each exits with its verdict: 4 producer-assertion, 1 safety)"
+for f in scenarios/known/*.toml; do
+  v=$(sed -n '/^\[expect\]/,/^\[/{s/^verdict = "\(.*\)"/\1/p}' "$f" | head -n 1)
+  expect "$(verdict_code "$v")" "$f ($v)" prodsim run "$f"
+done
 echo
 echo "== 3. replay"
-$prodsim determinism scenarios/known/*.toml
+expect 0 "replay" prodsim determinism scenarios/known/*.toml
 echo
 echo "== 4. both profiles, as ctest checks them"
-$prodsim run --check-expect scenarios/known/*.toml | grep -E '^scenarios|^  on |expect does not hold'
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+expect 0 "an [expect] that does not hold" prodsim run --check-expect scenarios/known/*.toml \
+  >"$out/expect.txt"
+grep -E '^scenarios|^  on |expect does not hold' "$out/expect.txt" || true
 echo
 echo "== 5. a fuzzer's crash file becomes a scenario file (prodsim decode), then a small one (shrink)"
-out=$(mktemp -d)
-$prodsim decode fuzz/testdata/scenario_fuzzer-crash-2803 -o "$out/finding.toml"
-$prodsim shrink "$out/finding.toml" -o "$out/min.toml" | tail -n 3
-$prodsim run "$out/min.toml" | head -n 2
-rm -rf "$out"
+expect 0 "decode" prodsim decode fuzz/testdata/scenario_fuzzer-crash-2803 -o "$out/finding.toml"
+if ! grep -q '^verdict = "producer-assertion"' "$out/finding.toml"; then
+  echo "demo: the decoded crash file is not Sarama's assertion" >&2
+  failed=1
+fi
+expect 0 "shrink" prodsim shrink "$out/finding.toml" -o "$out/min.toml" >"$out/shrink.txt"
+tail -n 3 "$out/shrink.txt"
+# The shrunk file carries its verdict as [expect]; it must still hold.
+expect 0 "the shrunk file's [expect]" prodsim run --check-expect "$out/min.toml" >"$out/min.txt"
+head -n 3 "$out/min.txt"
+echo
+if [ $failed = 0 ]; then
+  echo "demo: every step did what it shows"
+else
+  echo "demo: a step did not do what it shows (above)" >&2
+fi
+exit $failed

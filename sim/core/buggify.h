@@ -9,7 +9,7 @@
 // buggify makes exactly the draws it made before buggify existed (its trace
 // digest does not change). Each enabled site draws from its own stream,
 // forked by the site's name from the root, so enabling one site does not
-// shift the draws of another (DESIGN.md rule 2). Buggify knows nothing of
+// shift the draws of another (docs/DESIGN.md rule 2). Buggify knows nothing of
 // Kafka: the layers name and define their sites.
 #ifndef PRODSIM_SIM_CORE_BUGGIFY_H_
 #define PRODSIM_SIM_CORE_BUGGIFY_H_

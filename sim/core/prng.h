@@ -6,7 +6,7 @@
 // implementation-defined; floating point is only +,-,*,/ and comparisons,
 // which IEEE 754 fixes). A stream is forked by name from a root seed without
 // consuming draws from its parent, so adding a component (or a fault) does not
-// shift every other component's draws (DESIGN.md rule 2).
+// shift every other component's draws (docs/DESIGN.md rule 2).
 #ifndef PRODSIM_SIM_CORE_PRNG_H_
 #define PRODSIM_SIM_CORE_PRNG_H_
 

@@ -2,7 +2,7 @@
 //
 // Time is a point on the simulated timeline, Duration a span, both int64
 // nanoseconds wrapped in distinct types so that one cannot be passed for the
-// other. Nothing in the simulation reads a wall clock (DESIGN.md rule 1).
+// other. Nothing in the simulation reads a wall clock (docs/DESIGN.md rule 1).
 #ifndef PRODSIM_SIM_CORE_TIME_H_
 #define PRODSIM_SIM_CORE_TIME_H_
 

@@ -4,7 +4,7 @@
 // partition log (by a leader, or copied by a follower), every truncation,
 // every produce response sent (or dropped), every fault applied and healed.
 // At the end, the final committed log of every partition is snapshotted.
-// Checks read only this (DESIGN.md: no back references to live objects).
+// Checks read only this (docs/DESIGN.md: no back references to live objects).
 #ifndef PRODSIM_SIM_KAFKA_HISTORY_H_
 #define PRODSIM_SIM_KAFKA_HISTORY_H_
 

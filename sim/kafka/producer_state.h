@@ -19,7 +19,7 @@
 // - Within an entry, batches are in log order: offsets strictly increase.
 // - The state is a pure function of the sequence of Update, Clear and
 //   ExpireProducers calls; Check never changes it. Producers are kept in a
-//   std::map, so any iteration is in producer-id order (DESIGN.md rule 3).
+//   std::map, so any iteration is in producer-id order (docs/DESIGN.md rule 3).
 #ifndef PRODSIM_SIM_KAFKA_PRODUCER_STATE_H_
 #define PRODSIM_SIM_KAFKA_PRODUCER_STATE_H_
 

@@ -404,7 +404,8 @@ TEST(ProducerStateDeathTest, UpdateAssertsItsPreconditions) {
 // that: the producer is known iff it has a batch after that index; its epoch
 // is the epoch of its last batch; its cache is the newest five (one in 0.11)
 // of the trailing run of batches under that epoch. Answers follow the rules
-// in shared/reference/kafka-idempotence.md, computed with modular
+// of Kafka 2.6.3's ProducerStateManager (ProducerAppendInfo.checkSequence
+// and its duplicate cache), computed with modular
 // arithmetic on int64 rather than the library's sequence helpers.
 
 // The model's view of one producer, in the library's terms, for comparison.
