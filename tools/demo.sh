@@ -20,6 +20,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
+# The same configuration as tools/test.sh, so that one build tree serves both.
+export PRODSIM_WERROR=${PRODSIM_WERROR:-ON}
 cmake --preset default >/dev/null
 cmake --build --preset default -j "$(nproc)" >/dev/null
 prefix=${PRODSIM_PREFIX:-$PWD/build/install}
