@@ -306,7 +306,22 @@ RunResult Scheduler::Run() {
                                  " reached");
       break;
     }
-    if (runq_.empty()) {
+    if (Outside* outside = options_.outside; outside != nullptr) {
+      if (now_ >= options_.time_limit) {
+        now_ = options_.time_limit;
+        result.outcome = Outcome::kTimeLimit;
+        end_detail_ = absl::StrCat("time limit of ", options_.time_limit.ToString(), "s reached");
+        break;
+      }
+      if (runq_.empty()) {
+        const Time next = timers_.empty() ? Time::Max() : timers_.front().at;
+        AdvanceTo(outside->Tick(now_, std::min(next, options_.time_limit), /*block=*/true));
+        continue;
+      }
+      if (steps_ % kOutsidePollSteps == 0) {
+        AdvanceTo(outside->Tick(now_, now_, /*block=*/false));
+      }
+    } else if (runq_.empty()) {
       if (timers_.empty()) {
         result.outcome = tasks_.empty() ? Outcome::kAllDone : Outcome::kDeadlock;
         if (!tasks_.empty()) end_detail_ = DeadlockReport();
@@ -393,6 +408,14 @@ void Scheduler::FireNextTimer() {
     Ready(e.wake);
   } else {
     e.fn();
+  }
+}
+
+void Scheduler::AdvanceTo(Time t) {
+  while (!timers_.empty() && timers_.front().at <= t) FireNextTimer();
+  if (t > now_) {
+    now_ = t;
+    Emit(EventKind::kTimeAdvance, static_cast<uint64_t>(now_.nanos()));
   }
 }
 

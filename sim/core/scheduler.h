@@ -37,6 +37,27 @@ enum class Policy { kFifo, kRandom, kPct };
 std::string_view PolicyName(Policy p);
 absl::StatusOr<Policy> ParsePolicy(std::string_view name);
 
+// The world outside a real-time run (wire mode: sockets, child processes, the
+// wall clock). sim/core never reads a clock: the Outside owns it. With an
+// Outside the scheduler's time follows what Tick returns, timers fire when
+// that time reaches them, and no run ends as a deadlock (an outside event
+// can always wake a task): the time limit, Stop or the tasks finishing end
+// it.
+class Outside {
+ public:
+  // Called when no task is runnable (`block`: wait until `deadline`, the
+  // next timer or the time limit, or until an outside event), and every
+  // kOutsidePollSteps steps while tasks run (not `block`: only look).
+  // Delivers the events that came (it may wake tasks and do non-blocking
+  // channel operations, as a timer callback may) and returns the current
+  // time, which the scheduler never lets run backwards.
+  virtual Time Tick(Time now, Time deadline, bool block) = 0;
+
+ protected:
+  ~Outside() = default;
+};
+inline constexpr uint64_t kOutsidePollSteps = 256;
+
 struct SchedulerOptions {
   uint64_t seed = 1;
   Policy policy = Policy::kFifo;
@@ -72,6 +93,9 @@ struct SchedulerOptions {
   uint64_t step_limit = 50000000;
   Time time_limit = Time::FromNanos(3600LL * 1000000000LL);
   bool record_trace = false;
+  // Null: the simulated world (virtual time jumps to the next timer). Set:
+  // the real-time world; it must outlive the run.
+  Outside* outside = nullptr;
 };
 
 enum class Outcome {
@@ -312,6 +336,8 @@ class Scheduler {
   Goroutine* PickNext();
   bool SyncPointSlow();
   void FireNextTimer();
+  // Real-time: fires every timer due by `t`, then sets the time to `t`.
+  void AdvanceTo(Time t);
   void Finish(Goroutine* g);
   void PushTimer(TimerEntry e);
   std::string DeadlockReport() const;

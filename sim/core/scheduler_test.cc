@@ -3,6 +3,9 @@
 #include "gtest/gtest.h"
 #include "sim/core/chan.h"
 
+#include <optional>
+#include <vector>
+
 namespace sim {
 namespace {
 
@@ -227,6 +230,81 @@ TEST(SchedulerTest, SpinnerAloneLetsTimePass) {
     EXPECT_EQ(r.outcome, Outcome::kAllDone) << r.detail;
     EXPECT_GE(r.end_time, Time() + Duration::Millis(1));
   }
+}
+
+// A scripted outside world: each blocking Tick returns the next time of the
+// script and, at the given call, sends a value to a waiting task.
+class ScriptedOutside final : public Outside {
+ public:
+  ScriptedOutside(std::vector<Time> times, size_t deliver_at_call)
+      : times_(std::move(times)), deliver_at_(deliver_at_call) {}
+  Time Tick(Time now, Time deadline, bool block) override {
+    if (!block) return now;
+    deadlines.push_back(deadline);
+    const size_t call = calls_++;
+    if (call == deliver_at_) {
+      EXPECT_TRUE(inbox->TrySend(7));
+    }
+    return call < times_.size() ? times_[call] : times_.back();
+  }
+  ChanPtr<int> inbox;
+  std::vector<Time> deadlines;
+
+ private:
+  std::vector<Time> times_;
+  size_t deliver_at_;
+  size_t calls_ = 0;
+};
+
+Task<void> WaitForOutside(Scheduler* s, ChanPtr<int> inbox, std::vector<int>* log) {
+  std::optional<int> v = co_await inbox->Recv();
+  log->push_back(v.value_or(-1));
+  log->push_back(static_cast<int>(s->now().nanos() / 1000000));
+  co_await s->Sleep(Duration::Millis(5));
+  log->push_back(static_cast<int>(s->now().nanos() / 1000000));
+}
+
+// With an Outside, time is what it says: a sleeper's timer fires once the
+// outside time reaches it (not by jumping), a task blocked on a channel is
+// not a deadlock while the outside may still send, and the Outside is told
+// the next deadline to wait for.
+TEST(SchedulerTest, OutsideOwnsTheClockAndWakesTasks) {
+  auto ms = [](int64_t m) { return Time() + Duration::Millis(m); };
+  // Calls: 0 -> 2 ms (nothing), 1 -> 3 ms and the value arrives, 2 -> 4 ms
+  // (the 5 ms sleep is not due), 3 -> 9 ms (it is).
+  ScriptedOutside outside({ms(2), ms(3), ms(4), ms(9), ms(100)}, 1);
+  SchedulerOptions o;
+  o.time_limit = ms(100);
+  o.outside = &outside;
+  Scheduler s(o);
+  outside.inbox = MakeChan<int>(s, "outside", 1);
+  std::vector<int> log;
+  s.Go("waiter", WaitForOutside(&s, outside.inbox, &log));
+  RunResult r = s.Run();
+  // The waiter got 7 at 3 ms and slept until the first time >= 8 ms.
+  EXPECT_EQ(log, (std::vector<int>{7, 3, 9}));
+  EXPECT_EQ(r.outcome, Outcome::kAllDone);
+  ASSERT_EQ(outside.deadlines.size(), 4u);
+  EXPECT_EQ(outside.deadlines[0], ms(100));  // no timer yet: the time limit
+  EXPECT_EQ(outside.deadlines[2], ms(8));    // the sleep's end
+}
+
+// A task that waits for what never comes is not a deadlock with an Outside:
+// the run ends at the time limit.
+TEST(SchedulerTest, OutsideRunEndsAtTheTimeLimitNotAsADeadlock) {
+  auto ms = [](int64_t m) { return Time() + Duration::Millis(m); };
+  ScriptedOutside outside({ms(10), ms(50), ms(200)}, 99);
+  SchedulerOptions o;
+  o.time_limit = ms(60);
+  o.outside = &outside;
+  Scheduler s(o);
+  outside.inbox = MakeChan<int>(s, "outside", 1);
+  std::vector<int> log;
+  s.Go("waiter", WaitForOutside(&s, outside.inbox, &log));
+  RunResult r = s.Run();
+  EXPECT_EQ(r.outcome, Outcome::kTimeLimit);
+  EXPECT_EQ(r.end_time, ms(60));
+  EXPECT_TRUE(log.empty());
 }
 
 }  // namespace
