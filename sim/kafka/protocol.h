@@ -51,6 +51,14 @@ struct RecordBatch {
   Epoch producer_epoch = Epoch::kNone;
   Sequence base_sequence = Sequence::kNone;
   std::vector<Record> records;
+  // Wire mode only (kafka::wire decodes batches from real clients): the
+  // error Kafka answers for this partition without appending anything,
+  // found while validating the batch as Log.analyzeAndValidateRecords and
+  // ProduceRequest.validateRecords do (CORRUPT_MESSAGE for a CRC mismatch,
+  // INVALID_RECORD, UNSUPPORTED_COMPRESSION_TYPE), and why, for the history.
+  // NONE in the simulated world.
+  ErrorCode invalid = ErrorCode::NONE;
+  std::string invalid_why;
 
   int32_t record_count() const { return static_cast<int32_t>(records.size()); }
   bool idempotent() const { return !producer_id.IsNone(); }
@@ -77,6 +85,10 @@ struct MetadataRequest final : Message {
   // live leader depends on it (Cluster::HandleMetadata, KAFKA-10312).
   int16_t version = 0;
   std::vector<std::string> topics;  // empty: all topics
+  // Wire mode: v1+ distinguishes a null topic list (all topics) from an
+  // empty one (none: a brokers-only request, as librdkafka sends on
+  // connect). The model's own clients always ask for topics or for all.
+  bool no_topics = false;
   std::string Describe() const override;
 };
 
@@ -134,6 +146,10 @@ struct ApiVersionsResponse final : Message {
 
 struct InitProducerIdRequest final : Message {
   sim::Duration transaction_timeout = sim::Duration::Seconds(60);
+  // v3 (KIP-360): the producer id and epoch to bump, -1 and -1 for a new
+  // producer (what every client in the model and on the wire sends first).
+  ProducerId producer_id = ProducerId::kNone;
+  Epoch producer_epoch = Epoch::kNone;
   std::string Describe() const override;
 };
 
