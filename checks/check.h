@@ -49,7 +49,9 @@ class Check {
 // Every check, in a fixed order: acked-batches-in-order,
 // log-sequences-contiguous, no-duplicates, per-partition-order,
 // acked-are-durable, every-message-one-outcome, no-producer-assertion,
-// no-broker-sequence-error, liveness.
+// no-broker-sequence-error, then the wire-mode checks of a real client
+// (no-fatal-error, client-crashed, client-exited-early, client-hung,
+// client-output-garbage, client-malformed-frame), liveness.
 std::vector<std::unique_ptr<Check>> AllChecks();
 
 // The check called `name`, or nullptr if there is none. The object lives for

@@ -659,6 +659,7 @@ class NoBrokerSequenceError final : public Check {
  public:
   std::string_view name() const override { return "no-broker-sequence-error"; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
+    if (!r.sequence_error_is_violation) return std::nullopt;
     Witnesses w;
     for (const kafka::ResponseEvent& resp : r.kafka.responses) {
       if (resp.error != kafka::ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER &&
@@ -681,6 +682,99 @@ class NoBrokerSequenceError final : public Check {
                                       "INVALID_PRODUCER_EPOCH"),
                          w);
   }
+};
+
+// ---------------------------------------------------------------------------
+// Wire mode: the real client (RunRecord::client).
+
+// no-fatal-error: the client declared itself unusable (librdkafka's fatal
+// error). Over a cluster that keeps every acknowledged write (clean
+// elections only, as in every realistic fault here), an idempotent
+// producer has no reason to: the fatal error is the client's own assertion,
+// as Sarama's produceSet assertion is.
+class NoFatalError final : public Check {
+ public:
+  std::string_view name() const override { return "no-fatal-error"; }
+  std::optional<Violation> Evaluate(const RunRecord& r) const override {
+    if (!r.client || r.client->fatal_errors.empty()) return std::nullopt;
+    Witnesses w;
+    for (const std::string& f : r.client->fatal_errors) w.Add([&] { return f; });
+    return MakeViolation(name(),
+                         absl::StrCat("the client raised a fatal error: ",
+                                      r.client->fatal_errors.front()),
+                         w);
+  }
+};
+
+// The process itself: each check names one way a client fails to be a
+// client, so that a verdict about ordering is never drawn from a run whose
+// client did not finish its job.
+class ClientCheck final : public Check {
+ public:
+  enum class Kind { kCrashed, kExitedEarly, kHung, kGarbage, kMalformedFrame };
+  explicit ClientCheck(Kind kind) : kind_(kind) {}
+  std::string_view name() const override {
+    switch (kind_) {
+      case Kind::kCrashed: return "client-crashed";
+      case Kind::kExitedEarly: return "client-exited-early";
+      case Kind::kHung: return "client-hung";
+      case Kind::kGarbage: return "client-output-garbage";
+      case Kind::kMalformedFrame: return "client-malformed-frame";
+    }
+    return "?";
+  }
+  std::optional<Violation> Evaluate(const RunRecord& r) const override {
+    if (!r.client) return std::nullopt;
+    const ClientRecord& c = *r.client;
+    Witnesses w;
+    std::string what;
+    switch (kind_) {
+      case Kind::kCrashed:
+        if (c.hung) return std::nullopt;
+        if (c.signal) {
+          what = absl::StrCat("the client was killed by signal ", *c.signal);
+        } else if (c.exit_code && *c.exit_code != 0) {
+          what = absl::StrCat("the client exited with status ", *c.exit_code);
+        } else {
+          return std::nullopt;
+        }
+        break;
+      case Kind::kExitedEarly:
+        if (c.hung || c.signal || !c.exit_code || *c.exit_code != 0 || c.closed) {
+          return std::nullopt;
+        }
+        what = c.started ? "the client exited (status 0) before its closed line: it did not "
+                           "finish its job"
+                         : "the client exited (status 0) without starting its job";
+        break;
+      case Kind::kHung:
+        if (!c.hung) return std::nullopt;
+        what = absl::StrCat("the client was still running at the trial's bound (",
+                            At(c.bound), "), ", c.closed ? "after" : "before",
+                            " its closed line; killed");
+        break;
+      case Kind::kGarbage:
+        if (c.garbage_lines == 0) return std::nullopt;
+        what = absl::StrCat("the client printed ", c.garbage_lines,
+                            " line(s) that are not the driver protocol");
+        for (const std::string& g : c.garbage) w.Add([&] { return g; });
+        break;
+      case Kind::kMalformedFrame:
+        if (c.malformed_frames.empty()) return std::nullopt;
+        what = absl::StrCat("the client sent ", c.malformed_frames.size(),
+                            " malformed frame(s); each connection was closed, as Kafka does");
+        for (const std::string& m : c.malformed_frames) w.Add([&] { return m; });
+        break;
+    }
+    if (w.empty() && !c.stderr_tail.empty()) {
+      w.Add([&] { return absl::StrCat("stderr: ", c.stderr_tail); });
+    }
+    if (w.empty()) w.Add([&] { return what; });
+    return MakeViolation(name(), std::move(what), w);
+  }
+
+ private:
+  Kind kind_;
 };
 
 // ---------------------------------------------------------------------------
@@ -853,6 +947,12 @@ std::vector<std::unique_ptr<Check>> AllChecks() {
   out.push_back(std::make_unique<EveryMessageOneOutcome>());
   out.push_back(std::make_unique<NoProducerAssertion>());
   out.push_back(std::make_unique<NoBrokerSequenceError>());
+  out.push_back(std::make_unique<NoFatalError>());
+  for (ClientCheck::Kind k : {ClientCheck::Kind::kCrashed, ClientCheck::Kind::kExitedEarly,
+                              ClientCheck::Kind::kHung, ClientCheck::Kind::kGarbage,
+                              ClientCheck::Kind::kMalformedFrame}) {
+    out.push_back(std::make_unique<ClientCheck>(k));
+  }
   out.push_back(std::make_unique<Liveness>());
   return out;
 }

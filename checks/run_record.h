@@ -22,6 +22,33 @@ struct ProducedMessage {
   sim::Time at;
 };
 
+// Wire mode: what the real client process did, as prodsim saw it (absent in
+// the simulated world). The client-* checks and no-fatal-error read it.
+struct ClientRecord {
+  std::string name;  // e.g. "librdkafka 2.0.2", as the driver's start line says
+  bool started = false;  // printed its start line
+  bool closed = false;   // printed its closed line (flushed, then destroyed)
+  std::optional<sim::Time> closed_at;
+  // How the process ended: an exit code, or the signal that killed it;
+  // `hung`: prodsim killed it at the trial's bound.
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  bool hung = false;
+  sim::Time bound;  // the trial's bound, when `hung`
+  // Lines on stdout that are not the driver protocol (the first few), and
+  // how many in all.
+  std::vector<std::string> garbage;
+  int32_t garbage_lines = 0;
+  // Connections prodsim closed because the client sent a malformed frame,
+  // or asked for what the model does not serve: why, with the time.
+  std::vector<std::string> malformed_frames;
+  std::vector<std::string> not_served;
+  // The client's fatal errors (librdkafka: the error callback with
+  // RD_KAFKA_RESP_ERR__FATAL), with the time: "t=1.2s NAME: text".
+  std::vector<std::string> fatal_errors;
+  std::string stderr_tail;  // the last lines it wrote to stderr
+};
+
 struct RunRecord {
   bool idempotent = false;
   // Producer.RequiredAcks: -1 (all), 1 or 0. Only with -1 is an acknowledged
@@ -48,6 +75,15 @@ struct RunRecord {
   int32_t new_producer_failures = 0;
   std::string new_producer_error;
   bool producer_started = true;
+  // Wire mode only.
+  std::optional<ClientRecord> client;
+  // Whether a broker's OUT_OF_ORDER_SEQUENCE_NUMBER or INVALID_PRODUCER_EPOCH
+  // answer is itself a violation (no-broker-sequence-error). True for the
+  // Sarama model; false for a client that pipelines idempotent requests and
+  // recovers from such an answer by design (librdkafka retries a batch
+  // refused because an earlier one in flight failed), where only what the
+  // client then does (a fatal error, an order or loss violation) counts.
+  bool sequence_error_is_violation = true;
 };
 
 }  // namespace checks

@@ -105,6 +105,8 @@ const char* SentinelText(ErrorKind kind) {
     case ErrorKind::kConfiguration:
     case ErrorKind::kProduceSetAssertion:
     case ErrorKind::kDecoding:
+    case ErrorKind::kClient:
+    case ErrorKind::kClientFatal:
       return nullptr;
   }
   return nullptr;
@@ -190,6 +192,8 @@ std::string Error::ToString() const {
     case ErrorKind::kConfiguration:
     case ErrorKind::kDecoding:
     case ErrorKind::kProduceSetAssertion:
+    case ErrorKind::kClient:
+    case ErrorKind::kClientFatal:
       return message_;
     case ErrorKind::kShuttingDown:
     case ErrorKind::kOutOfBrokers:

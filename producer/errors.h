@@ -34,6 +34,12 @@ enum class ErrorKind : uint8_t {
   kConfiguration,       // ConfigurationError
   kProduceSetAssertion, // produceSet.add's "assertion failed"
   kDecoding,            // PacketDecodingError (e.g. correlation id mismatch)
+  // Wire mode: a real client's report of a failed message, in its own words
+  // (the message is the client's error name and text), and one that came
+  // after the client's fatal error (librdkafka's RD_KAFKA_RESP_ERR__FATAL:
+  // the producer is unusable).
+  kClient,
+  kClientFatal,
 };
 
 class Error {

@@ -29,13 +29,15 @@ std::string_view VerdictName(Verdict v) {
     case Verdict::kDeadlock: return "deadlock";
     case Verdict::kProducerAssertion: return "producer-assertion";
     case Verdict::kHarnessError: return "harness-error";
+    case Verdict::kClientFailure: return "client-failure";
   }
   return "?";
 }
 
 absl::StatusOr<Verdict> ParseVerdict(std::string_view name) {
   for (Verdict v : {Verdict::kPass, Verdict::kSafety, Verdict::kLiveness, Verdict::kDeadlock,
-                    Verdict::kProducerAssertion, Verdict::kHarnessError}) {
+                    Verdict::kProducerAssertion, Verdict::kHarnessError,
+                    Verdict::kClientFailure}) {
     if (VerdictName(v) == name) return v;
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown verdict '", std::string(name), "'"));
@@ -49,6 +51,7 @@ int ExitCode(Verdict v) {
     case Verdict::kDeadlock: return 3;
     case Verdict::kProducerAssertion: return 4;
     case Verdict::kHarnessError: return 70;  // EX_SOFTWARE
+    case Verdict::kClientFailure: return 5;
   }
   return 70;
 }
@@ -117,8 +120,6 @@ absl::StatusOr<sarama::Config> ProducerConfigOf(const ProducerSpec& p) {
   return c;
 }
 
-namespace {
-
 absl::StatusOr<kafka::ClusterConfig> ClusterConfigOf(const ClusterSpec& s) {
   kafka::ClusterConfig c;
   c.brokers = s.brokers;
@@ -182,6 +183,8 @@ absl::StatusOr<fault_models::FaultParams> FaultParamsOf(const FaultSpec& f) {
   p.heal = f.heal;
   return p;
 }
+
+namespace {
 
 // The application's side of the outcomes: reads Successes and Errors until
 // both are closed, and notes when that happened (Close has returned). The
@@ -276,14 +279,24 @@ sim::Task<void> Application(World* w, const Scenario* s, sarama::Config conf,
   w->producer->AsyncClose();
 }
 
+}  // namespace
+
 Verdict Decide(const RunOutput& out, std::string* failing) {
   auto has = [&](std::string_view name) {
     return std::any_of(out.violations.begin(), out.violations.end(),
                        [&](const checks::Violation& v) { return v.check == name; });
   };
-  if (has("no-producer-assertion")) {
-    *failing = "no-producer-assertion";
-    return Verdict::kProducerAssertion;
+  for (const checks::Violation& v : out.violations) {
+    if (v.check.starts_with("client-")) {
+      *failing = v.check;
+      return Verdict::kClientFailure;
+    }
+  }
+  for (std::string_view assertion : {"no-producer-assertion", "no-fatal-error"}) {
+    if (has(assertion)) {
+      *failing = std::string(assertion);
+      return Verdict::kProducerAssertion;
+    }
   }
   for (const checks::Violation& v : out.violations) {
     if (v.check != "liveness") {
@@ -299,39 +312,28 @@ Verdict Decide(const RunOutput& out, std::string* failing) {
   return Verdict::kPass;
 }
 
-}  // namespace
-
-RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
-  RunOutput out;
-  absl::StatusOr<sarama::Config> conf = ProducerConfigOf(s.producer);
+absl::StatusOr<WorldPlan> PlanWorld(const Scenario& s) {
+  WorldPlan plan;
   absl::StatusOr<kafka::ClusterConfig> cc = ClusterConfigOf(s.cluster);
-  absl::StatusOr<sarama::Profile> profile = sarama::ParseProfile(s.producer.profile);
   absl::StatusOr<sim::Policy> policy = sim::ParsePolicy(s.schedule.policy);
   const std::optional<std::string> unrealistic = FirstUnrealisticFault(s);
   const absl::Status realism = unrealistic ? absl::InvalidArgumentError(*unrealistic)
                                            : absl::OkStatus();
-  out.mock_faults = HasMockFaults(s);
-  for (const absl::Status& st : {conf.status(), cc.status(), profile.status(), policy.status(),
-                                 CheckBuggifySites(s.buggify), realism}) {
-    if (!st.ok()) {
-      out.verdict = Verdict::kHarnessError;
-      out.harness_error = std::string(st.message());
-      return out;
-    }
+  for (const absl::Status& st :
+       {cc.status(), policy.status(), CheckBuggifySites(s.buggify), realism}) {
+    if (!st.ok()) return st;
   }
-  fault_models::FaultSchedule schedule;
+  plan.cluster = *std::move(cc);
+  plan.latency = LatencyOf(s.network.latency);
+  plan.mock_faults = HasMockFaults(s);
   for (const FaultSpec& f : s.faults) {
     absl::StatusOr<fault_models::FaultParams> p = FaultParamsOf(f);
     absl::StatusOr<std::unique_ptr<fault_models::Fault>> fault =
         p.ok() ? fault_models::MakeFault(*p) : p.status();
-    if (!fault.ok()) {
-      out.verdict = Verdict::kHarnessError;
-      out.harness_error = std::string(fault.status().message());
-      return out;
-    }
-    schedule.Add(*p, std::move(*fault));
+    if (!fault.ok()) return fault.status();
+    plan.faults.Add(*p, std::move(*fault));
   }
-  sim::SchedulerOptions o;
+  sim::SchedulerOptions& o = plan.scheduler;
   o.seed = s.seed;
   o.policy = *policy;
   o.pct_depth = static_cast<uint32_t>(s.schedule.pct_depth);
@@ -340,35 +342,55 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   o.tape = s.schedule.tape;
   o.step_limit = static_cast<uint64_t>(s.limits.steps);
   // Once the faults healed, the run may go on for the liveness grace only.
-  const Time healed = schedule.healed_at(s.cluster.zookeeper_session_timeout);
+  plan.healed = plan.faults.healed_at(s.cluster.zookeeper_session_timeout);
   Time limit = Time() + s.limits.time;
-  if (healed != Time::Max()) limit = std::min(limit, healed + s.limits.liveness_grace);
+  if (plan.healed != Time::Max()) limit = std::min(limit, plan.healed + s.limits.liveness_grace);
   o.time_limit = limit;
-  o.record_trace = options.record_trace || options.timeline;
+  return plan;
+}
 
-  auto w = std::make_unique<World>(o, *cc, s.buggify.sites);
-  w->network.SetDefaultLatency(LatencyOf(s.network.latency));
-  w->record.idempotent = conf->producer.idempotent;
-  w->record.required_acks = conf->producer.required_acks;
-  w->record.max_open_requests = conf->net.max_open_requests;
-  w->record.faults_healed_at = healed == Time::Max() ? Time::Max() : healed;
-  w->record.liveness_grace = s.limits.liveness_grace;
+void FollowCountFaults(const Scenario& s, const WorldPlan& plan, sim::Scheduler& sched,
+                       kafka::Cluster& cluster, checks::RunRecord& record) {
+  record.faults_healed_at = plan.healed;
+  record.liveness_grace = s.limits.liveness_grace;
   // A count-based fault (inject_error, lose_response, stall_response, the
   // mocks) lasts until its count is used, possibly long after it was
   // applied, and its effect may last beyond that use (a stalled response,
   // stalled followers); the world is fault-free only once the last effect
   // ended, so the liveness grace, and the run's time bound, start from there.
-  if (healed != Time::Max()) {
-    World* world = w.get();
-    const Duration grace = s.limits.liveness_grace;
-    const Time cap = Time() + s.limits.time;
-    w->cluster.set_count_fault_hook([world, grace, cap](Time until) {
-      if (until <= world->record.faults_healed_at) return;
-      world->record.faults_healed_at = until;
-      world->sched.set_time_limit(std::min(cap, until + grace));
-    });
+  if (plan.healed == Time::Max()) return;
+  const Duration grace = s.limits.liveness_grace;
+  const Time cap = Time() + s.limits.time;
+  cluster.set_count_fault_hook([&record, &sched, grace, cap](Time until) {
+    if (until <= record.faults_healed_at) return;
+    record.faults_healed_at = until;
+    sched.set_time_limit(std::min(cap, until + grace));
+  });
+}
+
+RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
+  RunOutput out;
+  absl::StatusOr<sarama::Config> conf = ProducerConfigOf(s.producer);
+  absl::StatusOr<sarama::Profile> profile = sarama::ParseProfile(s.producer.profile);
+  absl::StatusOr<WorldPlan> plan = PlanWorld(s);
+  out.mock_faults = HasMockFaults(s);
+  for (const absl::Status& st : {conf.status(), profile.status(), plan.status()}) {
+    if (!st.ok()) {
+      out.verdict = Verdict::kHarnessError;
+      out.harness_error = std::string(st.message());
+      return out;
+    }
   }
-  schedule.Start(fault_models::World{&w->sched, &w->network, &w->cluster, w->client});
+  sim::SchedulerOptions o = plan->scheduler;
+  o.record_trace = options.record_trace || options.timeline;
+
+  auto w = std::make_unique<World>(o, plan->cluster, s.buggify.sites);
+  w->network.SetDefaultLatency(plan->latency);
+  w->record.idempotent = conf->producer.idempotent;
+  w->record.required_acks = conf->producer.required_acks;
+  w->record.max_open_requests = conf->net.max_open_requests;
+  FollowCountFaults(s, *plan, w->sched, w->cluster, w->record);
+  plan->faults.Start(fault_models::World{&w->sched, &w->network, &w->cluster, w->client});
   w->sched.Go("app", Application(w.get(), &s, *conf, *profile));
   w->record.run = w->sched.Run();
   w->cluster.SnapshotLogs();

@@ -15,8 +15,12 @@
 #include "absl/status/statusor.h"
 #include "checks/check.h"
 #include "checks/run_record.h"
+#include "fault_models/faults.h"
 #include "producer/config.h"
 #include "scenarios/scenario.h"
+#include "sim/core/scheduler.h"
+#include "sim/kafka/cluster.h"
+#include "sim/net/network.h"
 
 namespace scenarios {
 
@@ -27,6 +31,10 @@ enum class Verdict {
   kDeadlock,           // all tasks asleep, nothing pending
   kProducerAssertion,  // the producer returned Sarama's own assertion error
   kHarnessError,       // the world could not be built or run as described
+  // Wire mode: the real client did not run as a client must (crashed,
+  // exited early, hung past the trial's bound, printed what is not the
+  // driver protocol, sent malformed frames); checks "client-*".
+  kClientFailure,
 };
 std::string_view VerdictName(Verdict v);
 absl::StatusOr<Verdict> ParseVerdict(std::string_view name);
@@ -55,6 +63,38 @@ struct RunOutput {
 // The profile's NewConfig with the scenario's settings on top, checked by
 // sarama::Config::Validate (an error is its message).
 absl::StatusOr<sarama::Config> ProducerConfigOf(const ProducerSpec& p);
+
+// The world a scenario describes apart from its producer, checked and
+// ready to build: what the simulated run (RunScenario) and the real-time
+// world (wire/) share.
+struct WorldPlan {
+  kafka::ClusterConfig cluster;
+  net::LatencyModel latency;
+  fault_models::FaultSchedule faults;
+  // Seed, policy, step limit; the time limit: limits.time, or the planned
+  // heal plus the liveness grace if sooner.
+  sim::SchedulerOptions scheduler;
+  sim::Time healed;  // FaultSchedule::healed_at; Time::Max() if never
+  bool mock_faults = false;
+};
+// An error is the scenario's (a harness error for a run).
+absl::StatusOr<WorldPlan> PlanWorld(const Scenario& s);
+// Sets the record's heal time and grace, and has the cluster's count-based
+// faults (each takes effect when a request comes) push both the heal time
+// and the scheduler's time limit later. `sched`, `cluster` and `record`
+// must outlive the run.
+void FollowCountFaults(const Scenario& s, const WorldPlan& plan, sim::Scheduler& sched,
+                       kafka::Cluster& cluster, checks::RunRecord& record);
+// The scenario's pieces as the world's types (PlanWorld uses them).
+absl::StatusOr<kafka::ClusterConfig> ClusterConfigOf(const ClusterSpec& s);
+net::LatencyModel LatencyOf(const LatencySpec& l);
+absl::Status CheckBuggifySites(const BuggifySpec& b);
+absl::StatusOr<fault_models::FaultParams> FaultParamsOf(const FaultSpec& f);
+
+// The verdict of the violations (the check that decides it in `failing`):
+// a client failure first, then an assertion (Sarama's, or a client's fatal
+// error), then safety, then liveness or deadlock.
+Verdict Decide(const RunOutput& out, std::string* failing);
 
 // Builds and runs. A Scenario that parsed is runnable; an error here is a
 // harness error (returned in the output, not as a status).

@@ -1016,7 +1016,8 @@ Scenario GenScenario() {
   s.expect = Maybe<ExpectSpec>([] {
     ExpectSpec e;
     e.verdict =
-        OneOf({"pass", "safety", "liveness", "deadlock", "producer-assertion", "harness-error"});
+        OneOf({"pass", "safety", "liveness", "deadlock", "producer-assertion", "harness-error",
+               "client-failure"});
     if (e.verdict != "pass" && *rc::gen::arbitrary<bool>()) {
       e.check = OneOf(
           {"acked-batches-in-order", "no-duplicates", "liveness", "no-broker-sequence-error"});

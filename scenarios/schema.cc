@@ -26,11 +26,15 @@ constexpr std::string_view kLatencyKindNames[] = {"constant", "uniform", "expone
 constexpr std::string_view kDirections[] = {"to_broker", "from_broker", "both"};
 constexpr std::string_view kApis[] = {"produce", "metadata", "init_producer_id"};
 constexpr std::string_view kVerdicts[] = {
-    "pass", "safety", "liveness", "deadlock", "producer-assertion", "harness-error"};
+    "pass", "safety", "liveness", "deadlock", "producer-assertion", "harness-error",
+    "client-failure"};
 constexpr std::string_view kChecks[] = {
     "acked-batches-in-order", "log-sequences-contiguous", "no-duplicates",
     "per-partition-order",    "acked-are-durable",        "every-message-one-outcome",
-    "no-producer-assertion",  "no-broker-sequence-error", "liveness"};
+    "no-producer-assertion",  "no-broker-sequence-error", "liveness",
+    // Wire mode only (a real client; checks/client_checks.cc).
+    "no-fatal-error", "client-crashed", "client-exited-early", "client-hung",
+    "client-output-garbage", "client-malformed-frame"};
 // The cluster model's versions: keep in sync with kafka::ParseKafkaVersion.
 constexpr std::string_view kKafkaVersions[] = {"0.11", "2.0", "2.1", "2.2",
                                                "2.3",  "2.4", "2.5", "2.6"};

@@ -865,7 +865,7 @@ std::shared_ptr<MetadataResponse> Cluster::HandleMetadata(Broker* b, const Metad
   for (BrokerId id : b->view_.live_brokers) r->brokers.push_back({id, broker(id).node_});
   r->controller = BrokerId(0);
   std::vector<std::string> names = m.topics;
-  if (names.empty()) {
+  if (names.empty() && !m.no_topics) {
     for (const TopicConfig& t : config_.topics) names.push_back(t.name);
   }
   for (const std::string& name : names) {
@@ -913,6 +913,18 @@ ProducePartitionResponse Cluster::AppendAsLeader(Broker* b, const TopicPartition
   const PartitionState& view = b->view_.partitions.at(tp);
   if (acks == -1 && static_cast<int32_t>(view.isr.size()) < config_.min_insync_replicas) {
     out.error = ErrorCode::NOT_ENOUGH_REPLICAS;
+    return out;
+  }
+  // Wire mode: a batch that failed the codec's validation (Log.append's
+  // analyzeAndValidateRecords: CRC, offsets, compression) is refused here,
+  // after the leader and ISR checks, before the producer state sees it.
+  if (batch.invalid != ErrorCode::NONE) {
+    out.error = batch.invalid;
+    history_->notes.push_back(NoteEvent{
+        sched_.now(), absl::StrCat("broker-", b->id_.value, " refused a batch for ", tp.ToString(),
+                                   " with ", ErrorCodeName(batch.invalid), ": ",
+                                   batch.invalid_why),
+        batch.invalid});
     return out;
   }
   if (batch.idempotent()) {

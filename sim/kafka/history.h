@@ -74,6 +74,16 @@ struct FaultEvent {
   bool healed = false;
 };
 
+// Something the harness must say about a run that is neither a fault nor a
+// response: in wire mode, what a real client sent that the model refused or
+// does not serve (a compressed batch, a bad CRC, an API it does not
+// implement, a malformed frame).
+struct NoteEvent {
+  sim::Time at;
+  std::string text;
+  ErrorCode refused = ErrorCode::NONE;  // a batch refused with this error, if any
+};
+
 // One batch of a final partition log.
 struct LogEntry {
   Offset base_offset;
@@ -88,6 +98,7 @@ struct History {
   std::vector<TruncateEvent> truncations;
   std::vector<ResponseEvent> responses;
   std::vector<FaultEvent> faults;
+  std::vector<NoteEvent> notes;
   // Final committed log per partition (up to the leader's high watermark),
   // filled by Cluster::SnapshotLogs at the end of a run.
   absl::btree_map<TopicPartition, std::vector<LogEntry>> final_logs;
