@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build clang libclang-rt-14-dev
   libabsl-dev libgtest-dev libgmock-dev librapidcheck-dev
-  libtomlplusplus-dev libbenchmark-dev
+  libtomlplusplus-dev libbenchmark-dev librdkafka-dev pkg-config
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -10,8 +10,8 @@
 //    median, minimum and maximum over K seeds, in wall seconds and in runs.
 //
 // Wall time is measured here and only printed; it never enters a run.
-#ifndef PRODSIM_SCENARIOS_BENCH_H_
-#define PRODSIM_SCENARIOS_BENCH_H_
+#ifndef PRODSIM_CLI_BENCH_H_
+#define PRODSIM_CLI_BENCH_H_
 
 namespace scenarios {
 
@@ -20,4 +20,4 @@ int BenchCommand(int argc, char** argv);
 
 }  // namespace scenarios
 
-#endif  // PRODSIM_SCENARIOS_BENCH_H_
+#endif  // PRODSIM_CLI_BENCH_H_

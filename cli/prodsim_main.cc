@@ -7,7 +7,7 @@
 //
 // Exit codes: 0 pass (or, with --check-expect, every file's expect block
 // holds), 1 safety violation, 2 liveness violation, 3 deadlock,
-// 4 producer-assertion finding, 70 harness error, 64 usage, 65 bad
+// 4 producer-assertion finding, 5 client failure (prodsim real), 70 harness error, 64 usage, 65 bad
 // scenario file, 66 missing file. (Flags are parsed here rather than with
 // absl flags, whose errors exit with 1, not 64.)
 #include <chrono>
@@ -24,7 +24,8 @@
 #include "absl/strings/str_cat.h"
 #include "checks/check.h"
 #include "producer/async_producer.h"
-#include "scenarios/bench.h"
+#include "cli/bench.h"
+#include "cli/real.h"
 #include "scenarios/decode.h"
 #include "scenarios/explore.h"
 #include "scenarios/runner.h"
@@ -53,6 +54,9 @@ constexpr const char* kUsage =
     "                      [--max-messages=N] [--max-faults=N] [--mock-faults]\n"
     "       prodsim encode SCENARIO.toml -o BYTES [--base=FILE] [--profile=NAME]\n"
     "                      [--max-messages=N] [--max-faults=N] [--mock-faults]\n"
+    "       prodsim real FILE --client=librdkafka|CMD [--trials=N] [--until-failure]\n"
+    "                    [--bound=DURATION] [--trace=OUT]\n"
+    "       prodsim serve FILE\n"
     "       prodsim bench [--help]\n"
     "       prodsim schema --markdown\n"
     "       prodsim help\n"
@@ -93,8 +97,10 @@ constexpr const char* kUsage =
     "  from its description (scenarios/schema.cc).\n"
     "encode: the inverse, for seed corpora: the bytes that decode to the scenario\n"
     "  as nearly as the encoding can say it (fields clamped to the base's ranges).\n"
+    "real, serve: the scenario's cluster on 127.0.0.1 for a real client (prodsim\n"
+    "  real --help says more).\n"
     "exit codes: 0 pass, 1 safety, 2 liveness, 3 deadlock, 4 producer-assertion,\n"
-    "  70 harness error, 64 usage, 65 bad scenario file, 66 missing file,\n"
+    "  5 client-failure (real), 70 harness error, 64 usage, 65 bad scenario file, 66 missing file,\n"
     "  73 cannot write an output file\n";
 
 struct Args {
@@ -642,6 +648,8 @@ int main(int argc, char** argv) {
   if (cmd == "explore") return Explore(argc, argv);
   if (cmd == "shrink") return ShrinkCommand(argc, argv);
   if (cmd == "bench") return BenchCommand(argc, argv);
+  if (cmd == "real") return cli::RealCommand(argc, argv);
+  if (cmd == "serve") return cli::ServeCommand(argc, argv);
   if (cmd == "decode") return DecodeCommand(argc, argv);
   if (cmd == "encode") return EncodeCommand(argc, argv);
   if (cmd == "schema") {

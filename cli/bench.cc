@@ -1,4 +1,4 @@
-#include "scenarios/bench.h"
+#include "cli/bench.h"
 
 #include <algorithm>
 #include <chrono>

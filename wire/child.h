@@ -1,0 +1,86 @@
+// A client process for one wire-mode trial: started in its own process
+// group, fed its job on stdin, read line by line on stdout, its stderr kept
+// (the last kStderrKeptBytes), and always gone when the Child is.
+//
+// Nothing is left behind: the child runs in a new process group and asks
+// the kernel to kill it if prodsim dies (PR_SET_PDEATHSIG); Kill() sends
+// SIGKILL to the whole group, and the destructor kills and reaps. The
+// pipes are non-blocking and served by the EventLoop.
+#ifndef PRODSIM_WIRE_CHILD_H_
+#define PRODSIM_WIRE_CHILD_H_
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "wire/event_loop.h"
+
+namespace wire {
+
+inline constexpr size_t kStderrKeptBytes = 64 * 1024;
+// A stdout line longer than this is cut there (and counts as garbage for
+// the protocol reader): a runaway client cannot fill prodsim's memory.
+inline constexpr size_t kLineBytesMax = 1 << 20;
+
+class Child {
+ public:
+  struct Spec {
+    std::vector<std::string> argv;  // argv[0] is the program (a path, or a name on PATH)
+    std::string stdin_text;         // written, then stdin is closed
+  };
+  using LineCallback = absl::AnyInvocable<void(std::string line)>;
+
+  // REQUIRES: `loop` outlives the Child.
+  static absl::StatusOr<std::unique_ptr<Child>> Start(EventLoop& loop, const Spec& spec,
+                                                      LineCallback on_line);
+  ~Child();
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // Reaps the child if it has exited; true once it has. Its stdout may still
+  // hold unread lines: stdout_closed() says when every line was delivered.
+  bool Poll();
+  bool exited() const { return exited_; }
+  bool stdout_closed() const { return stdout_fd_ < 0; }
+  // SIGKILL to the process group (idempotent); `killed()` remembers it.
+  void Kill();
+  bool killed() const { return killed_; }
+  // After exited(): the exit code, or the signal that ended it.
+  std::optional<int> exit_code() const { return exit_code_; }
+  std::optional<int> signal() const { return signal_; }
+  const std::string& stderr_text() const { return stderr_; }
+
+ private:
+  Child(EventLoop& loop, LineCallback on_line) : loop_(loop), on_line_(std::move(on_line)) {}
+  void OnStdout();
+  void OnStderr();
+  void OnStdin();
+  void CloseFd(int* fd);
+
+  EventLoop& loop_;
+  LineCallback on_line_;
+  pid_t pid_ = -1;
+  int stdin_fd_ = -1;
+  int stdout_fd_ = -1;
+  int stderr_fd_ = -1;
+  int pidfd_ = -1;  // readable when the child exits (pidfd_open), or -1: polled
+  std::string to_write_;
+  size_t written_ = 0;
+  std::string partial_line_;
+  std::string stderr_;
+  bool exited_ = false;
+  bool killed_ = false;
+  std::optional<int> exit_code_;
+  std::optional<int> signal_;
+};
+
+}  // namespace wire
+
+#endif  // PRODSIM_WIRE_CHILD_H_

@@ -1,0 +1,160 @@
+#include "wire/drivers.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "wire/json_line.h"
+
+namespace wire {
+namespace {
+
+using scenarios::ProducerSpec;
+
+std::string Ms(sim::Duration d) { return absl::StrCat(d.millis()); }
+
+// Where the named driver programs are: $PRODSIM_CLIENTS_DIR, then beside an
+// installed prodsim (PREFIX/libexec/prodsim), then the build tree's.
+std::optional<std::string> FindProgram(const std::string& file, const std::string& build_subdir) {
+  std::vector<std::filesystem::path> dirs;
+  if (const char* env = std::getenv("PRODSIM_CLIENTS_DIR"); env != nullptr && *env != '\0') {
+    dirs.emplace_back(env);
+  }
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) dirs.push_back(exe.parent_path().parent_path() / "libexec" / "prodsim");
+#ifdef PRODSIM_BUILD_CLIENTS_DIR
+  dirs.push_back(std::filesystem::path(PRODSIM_BUILD_CLIENTS_DIR) / build_subdir);
+#endif
+  for (const std::filesystem::path& d : dirs) {
+    const std::filesystem::path p = d / file;
+    if (access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return std::nullopt;
+}
+
+// The scenario's settings under their own names, for a --client=CMD driver.
+ClientConfig ScenarioNames(const ProducerSpec& p) {
+  ClientConfig c;
+  auto put = [&](std::string_view name, const auto& v) {
+    if (!v) return;
+    if constexpr (std::is_same_v<std::decay_t<decltype(*v)>, sim::Duration>) {
+      c.config.emplace_back(std::string(name), absl::StrCat(Ms(*v), "ms"));
+    } else if constexpr (std::is_same_v<std::decay_t<decltype(*v)>, bool>) {
+      c.config.emplace_back(std::string(name), *v ? "true" : "false");
+    } else {
+      c.config.emplace_back(std::string(name), absl::StrCat(*v));
+    }
+  };
+  put("idempotent", p.idempotent);
+  put("net_max_open_requests", p.net_max_open_requests);
+  put("net_read_timeout", p.net_read_timeout);
+  put("net_dial_timeout", p.net_dial_timeout);
+  put("required_acks", p.required_acks);
+  put("timeout", p.timeout);
+  put("retry_max", p.retry_max);
+  put("retry_backoff", p.retry_backoff);
+  put("return_successes", p.return_successes);
+  put("return_errors", p.return_errors);
+  put("flush_messages", p.flush_messages);
+  put("flush_bytes", p.flush_bytes);
+  put("flush_frequency", p.flush_frequency);
+  put("flush_max_messages", p.flush_max_messages);
+  put("max_message_bytes", p.max_message_bytes);
+  put("channel_buffer_size", p.channel_buffer_size);
+  put("metadata_retry_max", p.metadata_retry_max);
+  put("metadata_retry_backoff", p.metadata_retry_backoff);
+  put("version", p.version);
+  return c;
+}
+
+}  // namespace
+
+// clients/README.md has this table with the reasons.
+ClientConfig LibrdkafkaConfig(const ProducerSpec& p) {
+  ClientConfig c;
+  auto set = [&](const char* prop, std::string value) { c.config.emplace_back(prop, std::move(value)); };
+  if (p.idempotent) set("enable.idempotence", *p.idempotent ? "true" : "false");
+  if (p.net_max_open_requests) {
+    set("max.in.flight.requests.per.connection", absl::StrCat(*p.net_max_open_requests));
+  }
+  if (p.required_acks) set("acks", *p.required_acks == -1 ? "all" : absl::StrCat(*p.required_acks));
+  if (p.timeout) set("request.timeout.ms", Ms(*p.timeout));
+  if (p.retry_max) set("retries", absl::StrCat(*p.retry_max));
+  if (p.retry_backoff) set("retry.backoff.ms", Ms(*p.retry_backoff));
+  if (p.flush_frequency) set("linger.ms", Ms(*p.flush_frequency));
+  if (p.flush_max_messages) set("batch.num.messages", absl::StrCat(*p.flush_max_messages));
+  if (p.flush_bytes) set("batch.size", absl::StrCat(*p.flush_bytes));
+  if (p.max_message_bytes) set("message.max.bytes", absl::StrCat(*p.max_message_bytes));
+  if (p.net_read_timeout) set("socket.timeout.ms", Ms(*p.net_read_timeout));
+  if (p.net_dial_timeout) set("socket.connection.setup.timeout.ms", Ms(*p.net_dial_timeout));
+  auto ignore = [&](const char* name, bool set_in_scenario) {
+    if (set_in_scenario) c.ignored.emplace_back(name);
+  };
+  ignore("return_successes", p.return_successes.has_value());
+  ignore("return_errors", p.return_errors.has_value());
+  ignore("flush_messages", p.flush_messages.has_value());
+  ignore("channel_buffer_size", p.channel_buffer_size.has_value());
+  ignore("metadata_retry_max", p.metadata_retry_max.has_value());
+  ignore("metadata_retry_backoff", p.metadata_retry_backoff.has_value());
+  ignore("version", p.version.has_value());
+  return c;
+}
+
+std::vector<std::string> DriverNames() { return {"librdkafka"}; }
+
+absl::StatusOr<Driver> FindDriver(std::string_view client) {
+  Driver d;
+  if (client == "librdkafka") {
+    std::optional<std::string> program = FindProgram("prodsim-librdkafka", "librdkafka");
+    if (!program) {
+      return absl::NotFoundError(
+          "the librdkafka driver (prodsim-librdkafka) was not found: build the default preset, "
+          "or set PRODSIM_CLIENTS_DIR");
+    }
+    d.name = "librdkafka";
+    d.argv = {*program};
+    d.config = LibrdkafkaConfig;
+    // librdkafka 2.0.2 CONFIGURATION.md: enable.idempotence false, acks all,
+    // max.in.flight 1000000 (5 with idempotence: the broker's limit).
+    d.idempotent_default = false;
+    d.acks_default = -1;
+    d.max_in_flight_default = 1000000;
+    // rd_kafka_handle_idempotent_Produce_error retries a batch refused with
+    // OUT_OF_ORDER_SEQUENCE_NUMBER when an earlier one in flight failed.
+    d.sequence_error_is_violation = false;
+    return d;
+  }
+  if (client.empty()) return absl::InvalidArgumentError("--client needs a driver name or a command");
+  d.name = std::string(client);
+  for (absl::string_view part :
+       absl::StrSplit(absl::string_view(client.data(), client.size()), ' ', absl::SkipEmpty())) {
+    d.argv.emplace_back(part);
+  }
+  d.config = ScenarioNames;
+  return d;
+}
+
+std::string JobLine(const scenarios::WorkloadSpec& w, const std::vector<std::string>& topics,
+                    const std::string& bootstrap, sim::Duration flush_timeout,
+                    const ConfigList& config) {
+  std::vector<std::string> quoted_topics;
+  for (const std::string& t : topics) quoted_topics.push_back(JsonQuote(t));
+  std::vector<std::string> pairs;
+  for (const auto& [k, v] : config) pairs.push_back(absl::StrCat("[", JsonQuote(k), ",", JsonQuote(v), "]"));
+  return absl::StrCat("{\"bootstrap\":", JsonQuote(bootstrap), ",\"topics\":[",
+                      absl::StrJoin(quoted_topics, ","), "],\"messages\":", w.messages,
+                      ",\"keys\":", w.keys, ",\"burst\":", w.burst,
+                      ",\"interval_us\":", w.interval.nanos() / 1000,
+                      ",\"value_bytes\":", w.value_bytes, ",\"close_at_us\":",
+                      w.close_at ? w.close_at->nanos() / 1000 : -1,
+                      ",\"flush_timeout_ms\":", flush_timeout.millis(), ",\"config\":[",
+                      absl::StrJoin(pairs, ","), "]}");
+}
+
+}  // namespace wire

@@ -1,0 +1,58 @@
+// The real-time world's event loop: one thread, epoll, and the monotonic
+// clock as the world's time.
+//
+// Now() is the time since the loop was made, as a sim::Time, so that the
+// simulated cluster's timers (latency, request processing, the fault
+// schedule) run against the wall clock. A deadline is waited for with a
+// timerfd (nanosecond resolution), not epoll's millisecond timeout.
+//
+// Invariants: a callback runs only for a registered fd, never for one
+// removed earlier in the same round; Now() never decreases.
+#ifndef PRODSIM_WIRE_EVENT_LOOP_H_
+#define PRODSIM_WIRE_EVENT_LOOP_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/container/btree_map.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "sim/core/time.h"
+
+namespace wire {
+
+class EventLoop {
+ public:
+  // Called with the epoll events that came for the fd (EPOLLIN, ...).
+  using Callback = absl::AnyInvocable<void(uint32_t events)>;
+
+  EventLoop();
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  // An error if the loop could not be made (Add then fails too).
+  const absl::Status& status() const { return status_; }
+
+  absl::Status Add(int fd, uint32_t events, Callback callback);
+  absl::Status Modify(int fd, uint32_t events);
+  // Forgets the fd (the caller closes it).
+  void Remove(int fd);
+
+  sim::Time Now() const;
+  // Waits for an event until `deadline` (sim::Time::Max(): unbounded) if
+  // `block`, else only looks; runs the callbacks of every fd that is ready;
+  // returns Now().
+  sim::Time Wait(sim::Time deadline, bool block);
+
+ private:
+  int epoll_fd_ = -1;
+  int timer_fd_ = -1;
+  int64_t start_ns_ = 0;  // CLOCK_MONOTONIC at construction
+  absl::Status status_;
+  absl::btree_map<int, std::shared_ptr<Callback>> callbacks_;
+};
+
+}  // namespace wire
+
+#endif  // PRODSIM_WIRE_EVENT_LOOP_H_

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# A client that hangs, crashes, exits early, prints garbage or sends a
+# malformed frame gets its named verdict (exit 5, client-failure), prodsim
+# does not crash, and nothing is left behind: no child or grandchild
+# process, no listening port of prodsim's.
+#   misbehaving_clients_test.sh PRODSIM SOURCE_DIR
+set -uo pipefail
+prodsim=$1 src=$2
+scenario=$src/wire/testdata/ten-messages.toml
+fake=$src/wire/testdata/fake_client.sh
+fail=0
+for pair in hang:client-hung crash:client-crashed exit-early:client-exited-early \
+            garbage:client-output-garbage malformed-frame:client-malformed-frame; do
+  mode=${pair%%:*} check=${pair#*:}
+  out=$(timeout 60 "$prodsim" real "$scenario" --client="bash $fake $mode" --bound=5s 2>&1)
+  rc=$?
+  if [[ $rc -ne 5 ]] || ! grep -q "client-failure \[$check\]" <<<"$out"; then
+    echo "FAIL $mode: exit $rc, expected 5 and client-failure [$check]:"
+    echo "$out"
+    fail=1
+  else
+    echo "ok   $mode: client-failure [$check]"
+  fi
+  if pgrep -f "$fake $mode" >/dev/null || pgrep -f "sleep 1000" >/dev/null; then
+    echo "FAIL $mode: a client process is left behind:"
+    pgrep -af "$fake|sleep 1000"
+    fail=1
+  fi
+done
+# The client's own command cannot run: a harness error (70), not a client verdict.
+out=$(timeout 30 "$prodsim" real "$scenario" --client=/nonexistent/driver 2>&1)
+rc=$?
+if [[ $rc -ne 70 ]] || ! grep -q "cannot execute /nonexistent/driver" <<<"$out"; then
+  echo "FAIL missing driver: exit $rc: $out"
+  fail=1
+else
+  echo "ok   missing driver: harness-error"
+fi
+# Bad flags: usage errors.
+for bad in "--trials=0" "--bound=soon" "--client=" "--frobnicate"; do
+  "$prodsim" real "$scenario" "$bad" >/dev/null 2>&1
+  rc=$?
+  if [[ $rc -ne 64 ]]; then
+    echo "FAIL $bad: exit $rc, expected 64"
+    fail=1
+  fi
+done
+if ss -ltnp 2>/dev/null | grep -q '"prodsim"'; then
+  echo "FAIL a prodsim listening port is left:"
+  ss -ltnp | grep prodsim
+  fail=1
+fi
+exit $fail

@@ -1,0 +1,432 @@
+#include "wire/real_world.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/btree_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "checks/check.h"
+#include "sim/core/buggify.h"
+#include "sim/kafka/cluster.h"
+#include "sim/kafka/wire/codec.h"
+#include "sim/net/network.h"
+#include "wire/bridge.h"
+#include "wire/child.h"
+#include "wire/drivers.h"
+#include "wire/event_loop.h"
+#include "wire/json_line.h"
+
+namespace wire {
+
+using scenarios::Scenario;
+using sim::Duration;
+using sim::Time;
+
+namespace {
+
+// How many lines of garbage a ClientRecord keeps (all are counted).
+constexpr size_t kGarbageKept = 5;
+// The stderr lines kept in ClientRecord::stderr_tail.
+constexpr size_t kStderrTailLines = 5;
+// After a kill, how long prodsim waits to reap the client and read the
+// rest of its output.
+constexpr Duration kReapWait = Duration::Seconds(2);
+
+// The scheduler's window on the event loop; `after` runs after every wait.
+class LoopOutside final : public sim::Outside {
+ public:
+  explicit LoopOutside(EventLoop& loop) : loop_(loop) {}
+  void set_after(std::function<void()> after) { after_ = std::move(after); }
+  Time Tick(Time /*now*/, Time deadline, bool block) override {
+    const Time t = loop_.Wait(deadline, block);
+    if (after_) after_();
+    return t;
+  }
+
+ private:
+  EventLoop& loop_;
+  std::function<void()> after_;
+};
+
+// Everything one trial owns, in construction order; the destructor ends the
+// client and the simulated tasks before the objects they point to go.
+struct RealWorld {
+  RealWorld(const sim::SchedulerOptions& o, kafka::ClusterConfig cc,
+            const std::vector<std::string>& buggify_sites)
+      : outside(loop),
+        sched(WithOutside(o, &outside)),
+        buggify(sched.prng().Fork("buggify"), buggify_sites),
+        network(sched, sched.prng().Fork("net")),
+        client(network.AddNode("client")),
+        cluster(sched, network, std::move(cc), &record.kafka),
+        bridge(loop, sched, network, cluster, client) {
+    network.SetBuggify(&buggify);
+    cluster.SetBuggify(&buggify);
+  }
+  ~RealWorld() {
+    child.reset();
+    bridge.CloseAll();
+    sched.DestroyTasks();
+  }
+  static sim::SchedulerOptions WithOutside(sim::SchedulerOptions o, sim::Outside* outside) {
+    o.outside = outside;
+    return o;
+  }
+
+  EventLoop loop;
+  LoopOutside outside;
+  checks::RunRecord record;
+  sim::Scheduler sched;
+  sim::Buggify buggify;
+  net::Network network;
+  net::NodeId client;
+  kafka::Cluster cluster;
+  Bridge bridge;
+  std::unique_ptr<Child> child;
+};
+
+// Reads the driver protocol (clients/README.md) into the RunRecord.
+class ClientLines {
+ public:
+  ClientLines(RealWorld& w, checks::ClientRecord& c) : w_(w), c_(c) {}
+
+  void OnLine(std::string line) {
+    const Time at = w_.loop.Now();
+    absl::StatusOr<JsonLine> j = JsonLine::Parse(line);
+    const std::optional<std::string> event = j.ok() ? j->String("event") : std::nullopt;
+    if (!event) {
+      Garbage(at, line, j.ok() ? "no \"event\"" : j.status().message());
+      return;
+    }
+    if (*event == "start") {
+      c_.started = true;
+      const std::optional<std::string> client = j->String("client");
+      const std::optional<std::string> version = j->String("version");
+      if (client) c_.name = *client;
+      if (version) c_.name = absl::StrCat(c_.name, " ", *version);
+    } else if (*event == "produce") {
+      const std::optional<int64_t> id = j->Int("id");
+      const std::optional<std::string> topic = j->String("topic");
+      if (!id || *id <= 0 || !topic) return Garbage(at, line, "a produce line needs id and topic");
+      const std::optional<std::string> key = j->String("key");
+      topics_[static_cast<uint64_t>(*id)] = *topic;
+      w_.record.produced.push_back({static_cast<uint64_t>(*id), *topic, key.value_or(""), at});
+    } else if (*event == "ack") {
+      const std::optional<int64_t> id = j->Int("id");
+      const std::optional<int64_t> partition = j->Int("partition");
+      const std::optional<int64_t> offset = j->Int("offset");
+      if (!id || !partition || !offset || !topics_.contains(static_cast<uint64_t>(*id))) {
+        return Garbage(at, line, "an ack line needs a produced id, partition and offset");
+      }
+      sarama::AckEvent a;
+      a.at = at;
+      a.id = static_cast<uint64_t>(*id);
+      a.topic = topics_[a.id];
+      a.partition = static_cast<int32_t>(*partition);
+      a.offset = *offset;
+      w_.record.producer.acks.push_back(std::move(a));
+    } else if (*event == "error") {
+      const std::optional<int64_t> id = j->Int("id");
+      if (!id || !topics_.contains(static_cast<uint64_t>(*id))) {
+        return Garbage(at, line, "an error line needs a produced id");
+      }
+      sarama::ErrorEvent e;
+      e.at = at;
+      e.id = static_cast<uint64_t>(*id);
+      e.topic = topics_[e.id];
+      e.partition = static_cast<int32_t>(j->Int("partition").value_or(-1));
+      const bool fatal = j->Bool("fatal").value_or(false);
+      std::string text = absl::StrCat(j->String("name").value_or("?"), ": ",
+                                      j->String("text").value_or(""));
+      if (const std::optional<std::string> status = j->String("status")) {
+        absl::StrAppend(&text, " (", *status, ")");
+      }
+      e.err = sarama::Error::Of(fatal ? sarama::ErrorKind::kClientFatal : sarama::ErrorKind::kClient,
+                                std::move(text));
+      w_.record.producer.errors.push_back(std::move(e));
+    } else if (*event == "fatal") {
+      c_.fatal_errors.push_back(absl::StrCat("t=", at.ToString(), "s ",
+                                             j->String("name").value_or("?"), ": ",
+                                             j->String("text").value_or("")));
+    } else if (*event == "client_error") {
+      client_errors_.push_back(absl::StrCat("t=", at.ToString(), "s ",
+                                            j->String("name").value_or("?"), ": ",
+                                            j->String("text").value_or("")));
+    } else if (*event == "closing") {
+      w_.record.close_called_at = at;
+    } else if (*event == "closed") {
+      w_.record.close_returned_at = at;
+      c_.closed = true;
+      c_.closed_at = at;
+    } else if (*event == "job_error") {
+      job_error_ = j->String("text").value_or("(no text)");
+    } else {
+      Garbage(at, line, absl::StrCat("unknown event \"", *event, "\""));
+    }
+  }
+
+  const std::string& job_error() const { return job_error_; }
+  const std::vector<std::string>& client_errors() const { return client_errors_; }
+
+ private:
+  void Garbage(Time at, absl::string_view line, absl::string_view why) {
+    ++c_.garbage_lines;
+    if (c_.garbage.size() >= kGarbageKept) return;
+    std::string shown(line.substr(0, 200));
+    c_.garbage.push_back(absl::StrCat("t=", at.ToString(), "s ", why, ": ", shown));
+  }
+
+  RealWorld& w_;
+  checks::ClientRecord& c_;
+  absl::btree_map<uint64_t, std::string> topics_;
+  std::vector<std::string> client_errors_;
+  std::string job_error_;
+};
+
+// The sequence and epoch of each acknowledged message, from the leader
+// appends of the broker history: the model reads them from the producer,
+// a real client's driver cannot (librdkafka keeps them private), and the
+// broker's record is the same fact.
+void AddSequences(checks::RunRecord& r) {
+  struct At {
+    uint64_t id;
+    int16_t epoch;
+    int32_t seq;
+  };
+  absl::btree_map<std::pair<kafka::TopicPartition, int64_t>, At> by_offset;
+  for (const kafka::AppendEvent& a : r.kafka.appends) {
+    if (!a.leader || a.producer_id.IsNone()) continue;
+    for (size_t i = 0; i < a.record_ids.size(); ++i) {
+      by_offset[{a.tp, a.base_offset.value + static_cast<int64_t>(i)}] =
+          At{a.record_ids[i], a.epoch.value, a.first_seq.value + static_cast<int32_t>(i)};
+    }
+  }
+  for (sarama::AckEvent& ack : r.producer.acks) {
+    auto it = by_offset.find(
+        {kafka::TopicPartition{ack.topic, kafka::PartitionId(ack.partition)}, ack.offset});
+    if (it == by_offset.end() || it->second.id != ack.id) continue;
+    ack.has_sequence = true;
+    ack.producer_epoch = it->second.epoch;
+    ack.sequence = it->second.seq;
+  }
+}
+
+std::string StderrTail(const std::string& text) {
+  std::vector<absl::string_view> lines = absl::StrSplit(text, '\n', absl::SkipWhitespace());
+  const size_t from = lines.size() > kStderrTailLines ? lines.size() - kStderrTailLines : 0;
+  std::string out;
+  for (size_t i = from; i < lines.size(); ++i) {
+    absl::StrAppend(&out, out.empty() ? "" : " | ", lines[i].substr(0, 300));
+  }
+  return out;
+}
+
+std::vector<std::string> TopicsOf(const Scenario& s) {
+  std::vector<std::string> topics = s.workload.topics;
+  if (topics.empty()) {
+    for (const scenarios::TopicSpec& t : s.cluster.topics) topics.push_back(t.name);
+  }
+  return topics;
+}
+
+void HarnessError(scenarios::RunOutput& out, std::string why) {
+  out.verdict = scenarios::Verdict::kHarnessError;
+  out.harness_error = std::move(why);
+}
+
+// The scenario with its time bounded by `bound` (a real trial costs real
+// time), so that the plan's limit and the count-fault hook's cap agree.
+Scenario Bounded(const Scenario& s, Duration bound) {
+  Scenario b = s;
+  b.limits.time = std::min(s.limits.time, bound);
+  return b;
+}
+
+}  // namespace
+
+RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
+  RealOutput result;
+  scenarios::RunOutput& out = result.run;
+  signal(SIGPIPE, SIG_IGN);  // writes to a gone client fail with EPIPE instead
+  const Scenario s = Bounded(scenario, options.bound);
+  absl::StatusOr<scenarios::WorldPlan> plan = scenarios::PlanWorld(s);
+  absl::StatusOr<Driver> driver = FindDriver(options.client);
+  for (const absl::Status& st : {plan.status(), driver.status()}) {
+    if (!st.ok()) {
+      HarnessError(out, std::string(st.message()));
+      return result;
+    }
+  }
+  out.mock_faults = plan->mock_faults;
+  if (plan->mock_faults) {
+    HarnessError(out, "mock faults (mock.*) answer what no real broker does; wire mode runs "
+                      "realistic faults only");
+    return result;
+  }
+  const ClientConfig config = driver->config(s.producer);
+  result.ignored_settings = config.ignored;
+  result.client = driver->name;
+
+  sim::SchedulerOptions o = plan->scheduler;
+  o.record_trace = options.record_trace;
+  auto w = std::make_unique<RealWorld>(o, plan->cluster, s.buggify.sites);
+  if (!w->loop.status().ok()) {
+    HarnessError(out, std::string(w->loop.status().message()));
+    return result;
+  }
+  if (absl::Status st = w->bridge.Listen(); !st.ok()) {
+    HarnessError(out, std::string(st.message()));
+    return result;
+  }
+  w->network.SetDefaultLatency(plan->latency);
+  checks::RunRecord& record = w->record;
+  record.idempotent = s.producer.idempotent.value_or(driver->idempotent_default);
+  record.required_acks = static_cast<int16_t>(s.producer.required_acks.value_or(driver->acks_default));
+  record.max_open_requests = s.producer.net_max_open_requests.value_or(driver->max_in_flight_default);
+  record.sequence_error_is_violation = driver->sequence_error_is_violation;
+  record.client.emplace();
+  checks::ClientRecord& client = *record.client;
+  client.name = driver->name;
+  scenarios::FollowCountFaults(s, *plan, w->sched, w->cluster, record);
+  plan->faults.Start(fault_models::World{&w->sched, &w->network, &w->cluster, w->client});
+
+  // The client's flush at close may wait until about a second before the
+  // bound: after that prodsim would kill it anyway.
+  const Duration workload_span =
+      s.workload.close_at ? *s.workload.close_at
+                          : Duration::Nanos(s.workload.interval.nanos() *
+                                            (s.workload.messages / std::max(1, s.workload.burst)));
+  const Duration flush_timeout = std::max(
+      Duration::Seconds(1), (o.time_limit - Time()) - workload_span - Duration::Seconds(1));
+  ClientLines lines(*w, client);
+  Child::Spec spec;
+  spec.argv = driver->argv;
+  spec.stdin_text = JobLine(s.workload, TopicsOf(s), w->bridge.bootstrap(), flush_timeout,
+                            config.config) + "\n";
+  absl::StatusOr<std::unique_ptr<Child>> child =
+      Child::Start(w->loop, spec, [&lines](std::string line) { lines.OnLine(std::move(line)); });
+  if (!child.ok()) {
+    HarnessError(out, std::string(child.status().message()));
+    return result;
+  }
+  w->child = *std::move(child);
+  Child* c = w->child.get();
+  RealWorld* world = w.get();
+  w->outside.set_after([c, world] {
+    c->Poll();
+    if (c->exited() && c->stdout_closed()) world->sched.Stop("the client exited");
+  });
+  record.run = w->sched.Run();
+  // The bound: a client still running is killed, then reaped, and what it
+  // wrote meanwhile read.
+  w->outside.set_after(nullptr);
+  if (!c->exited()) {
+    client.hung = true;
+    client.bound = w->sched.now();
+    c->Kill();
+  }
+  const Time reap_until = w->loop.Now() + kReapWait;
+  while ((!c->Poll() || !c->stdout_closed()) && w->loop.Now() < reap_until) {
+    w->loop.Wait(std::min(reap_until, w->loop.Now() + Duration::Millis(10)), /*block=*/true);
+  }
+  client.exit_code = c->exit_code();
+  client.signal = client.hung ? std::nullopt : c->signal();
+  client.stderr_tail = StderrTail(c->stderr_text());
+  result.connections = w->bridge.connections_accepted();
+  result.wall = w->loop.Now() - Time();
+  w->bridge.CloseAll();
+  w->cluster.SnapshotLogs();
+  if (options.record_trace) out.trace = w->sched.RenderTrace();
+
+  const Bridge::Problems& problems = w->bridge.problems();
+  client.malformed_frames = problems.malformed_frames;
+  client.not_served = problems.not_served;
+  // A batch the broker model refused on the codec's word: compression is the
+  // model's limit (a harness error: the client did nothing wrong); a bad CRC
+  // or an invalid batch is the client's malformed input.
+  std::string refused_compressed;
+  for (const kafka::NoteEvent& n : record.kafka.notes) {
+    const std::string text = absl::StrCat("t=", n.at.ToString(), "s ", n.text);
+    if (n.refused == kafka::wire::kUnsupportedCompressionType) {
+      if (refused_compressed.empty()) refused_compressed = text;
+    } else if (n.refused != kafka::ErrorCode::NONE) {
+      client.malformed_frames.push_back(text);
+    }
+  }
+  AddSequences(record);
+  std::string harness;
+  if (!lines.job_error().empty()) {
+    harness = absl::StrCat("the client refused its job: ", lines.job_error());
+  } else if (!problems.harness_errors.empty()) {
+    harness = problems.harness_errors.front();
+  } else if (!refused_compressed.empty()) {
+    harness = absl::StrCat("the client compressed its batches, which the model does not serve "
+                           "(set compression.type=none): ", refused_compressed);
+  } else if (!problems.not_served.empty()) {
+    harness = absl::StrCat("the client asked for what the model does not serve: ",
+                           problems.not_served.front());
+  }
+  out.violations = checks::EvaluateAll(record);
+  out.record = std::move(w->record);
+  if (!harness.empty()) {
+    HarnessError(out, std::move(harness));
+    return result;
+  }
+  out.verdict = scenarios::Decide(out, &out.failing_check);
+  return result;
+}
+
+scenarios::RunOutput Serve(const Scenario& s, const ServeOptions& options) {
+  scenarios::RunOutput out;
+  signal(SIGPIPE, SIG_IGN);
+  absl::StatusOr<scenarios::WorldPlan> plan = scenarios::PlanWorld(s);
+  if (!plan.ok()) {
+    HarnessError(out, std::string(plan.status().message()));
+    return out;
+  }
+  if (plan->mock_faults) {
+    HarnessError(out, "mock faults (mock.*) answer what no real broker does; wire mode runs "
+                      "realistic faults only");
+    return out;
+  }
+  auto w = std::make_unique<RealWorld>(plan->scheduler, plan->cluster, s.buggify.sites);
+  if (absl::Status st = w->bridge.Listen(); !st.ok()) {
+    HarnessError(out, std::string(st.message()));
+    return out;
+  }
+  w->network.SetDefaultLatency(plan->latency);
+  w->record.idempotent = true;  // the log checks look at producer ids only
+  scenarios::FollowCountFaults(s, *plan, w->sched, w->cluster, w->record);
+  plan->faults.Start(fault_models::World{&w->sched, &w->network, &w->cluster, w->client});
+  if (options.on_ready) options.on_ready(w->bridge.bootstrap());
+  RealWorld* world = w.get();
+  w->outside.set_after([world, &options] {
+    if (options.stop && options.stop()) world->sched.Stop("stopped");
+  });
+  w->record.run = w->sched.Run();
+  w->outside.set_after(nullptr);
+  w->bridge.CloseAll();
+  w->cluster.SnapshotLogs();
+  for (std::string_view name : {"log-sequences-contiguous", "no-duplicates"}) {
+    if (std::optional<checks::Violation> v = checks::FindCheck(name)->Evaluate(w->record)) {
+      out.violations.push_back(*std::move(v));
+    }
+  }
+  if (!w->bridge.problems().harness_errors.empty()) {
+    HarnessError(out, w->bridge.problems().harness_errors.front());
+  }
+  out.record = std::move(w->record);
+  if (out.verdict != scenarios::Verdict::kHarnessError) {
+    out.verdict = scenarios::Decide(out, &out.failing_check);
+  }
+  return out;
+}
+
+}  // namespace wire

@@ -1,0 +1,67 @@
+// The real-time world: a scenario's cluster, network and faults (the same
+// sim/kafka, sim/net and fault_models as the simulated world) with the clock
+// following the wall clock, served on 127.0.0.1 (wire/bridge.h), and a real
+// client run against it as a child process (wire/child.h, a driver of
+// wire/drivers.h). One thread: the scheduler runs the simulated tasks and,
+// whenever none is runnable (and every kOutsidePollSteps steps), waits on
+// the epoll loop for sockets, the child's pipes and the next timer.
+//
+// Why epoll and not libuv or Asio: the loop needs four kinds of fd and one
+// timer, and must hand control back to the simulation's scheduler between
+// events; a direct epoll + timerfd loop is ~120 lines with nothing hidden,
+// where a library's own run loop would have to be turned inside out.
+//
+// A trial is not reproducible (the kernel, the client's threads and the
+// wall clock decide its interleaving): RunReal's verdict is one sample;
+// `prodsim real --trials=N` prints the distribution.
+//
+// Bounds: a trial ends when the client has exited and its output is read,
+// or at the scenario's time limit (limits.time, or the last heal plus
+// limits.liveness_grace, whichever is sooner), capped by RealOptions::bound;
+// a client still running then is killed (client-hung). Nothing outlives a
+// trial: the child's process group is killed and reaped, every socket
+// closed.
+#ifndef PRODSIM_WIRE_REAL_WORLD_H_
+#define PRODSIM_WIRE_REAL_WORLD_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "scenarios/runner.h"
+#include "scenarios/scenario.h"
+#include "sim/core/time.h"
+
+namespace wire {
+
+struct RealOptions {
+  std::string client = "librdkafka";  // a driver name, or a command
+  sim::Duration bound = sim::Duration::Seconds(120);
+  bool record_trace = false;
+};
+
+struct RealOutput {
+  scenarios::RunOutput run;  // verdict, checks, record (record.client set)
+  std::string client;        // the driver's name and version
+  std::vector<std::string> ignored_settings;  // scenario settings with no client equivalent
+  sim::Duration wall;        // how long the trial took
+  uint64_t connections = 0;  // TCP connections the client made
+};
+
+RealOutput RunReal(const scenarios::Scenario& s, const RealOptions& options);
+
+// `prodsim serve`: the world without a client. `on_ready` gets the
+// bootstrap address once the ports are open. Runs until the scenario's
+// time limit or until `stop` returns true (polled every event-loop round,
+// e.g. a SIGINT flag); then the checks that need no client outcomes
+// (log-sequences-contiguous, no-duplicates) run over the broker history.
+struct ServeOptions {
+  std::function<void(const std::string& bootstrap)> on_ready;
+  std::function<bool()> stop;
+};
+scenarios::RunOutput Serve(const scenarios::Scenario& s, const ServeOptions& options);
+
+}  // namespace wire
+
+#endif  // PRODSIM_WIRE_REAL_WORLD_H_

@@ -1,0 +1,167 @@
+// The real-time world's pieces: the driver protocol's JSON, the driver
+// table, the event loop, the child process (nothing left behind), and the
+// bridge with a raw Kafka client on a real socket.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sim/kafka/wire/codec.h"
+#include "wire/bridge.h"
+#include "wire/child.h"
+#include "wire/drivers.h"
+#include "wire/event_loop.h"
+#include "wire/json_line.h"
+
+namespace wire {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Pair;
+
+TEST(JsonLine, ReadsAFlatObject) {
+  absl::StatusOr<JsonLine> j = JsonLine::Parse(
+      R"({"event":"ack","id":17,"partition":0,"offset":-1,"fatal":false,"x":null,"t":"a\"b\u00e9"})");
+  ASSERT_TRUE(j.ok()) << j.status();
+  EXPECT_EQ(j->String("event"), "ack");
+  EXPECT_EQ(j->Int("id"), 17);
+  EXPECT_EQ(j->Int("offset"), -1);
+  EXPECT_EQ(j->Bool("fatal"), false);
+  EXPECT_TRUE(j->Has("x"));
+  EXPECT_EQ(j->String("t"), "a\"b\xc3\xa9");
+  EXPECT_EQ(j->Int("event"), std::nullopt);  // a string is not an integer
+}
+
+TEST(JsonLine, RefusesWhatIsNotTheProtocol) {
+  for (const char* bad : {"", "hello", "{", R"({"a":1,})", R"({"a":1.5})", R"({"a":[1]})",
+                          R"({"a":{"b":1}})", R"({"a":1}x)", R"({"a":1,"a":2})",
+                          "{\"a\":\"\x01\"}", R"({"a":99999999999999999999})"}) {
+    EXPECT_FALSE(JsonLine::Parse(bad).ok()) << bad;
+  }
+}
+
+TEST(JsonLine, QuoteRoundTrips) {
+  const std::string s = "a\"\\\n\t\x01z";
+  absl::StatusOr<JsonLine> j = JsonLine::Parse("{\"k\":" + JsonQuote(s) + "}");
+  ASSERT_TRUE(j.ok()) << j.status();
+  EXPECT_EQ(j->String("k"), s);
+}
+
+TEST(Drivers, LibrdkafkaNamesEachMappedSetting) {
+  scenarios::ProducerSpec p;
+  p.idempotent = true;
+  p.net_max_open_requests = 5;
+  p.required_acks = -1;
+  p.retry_backoff = sim::Duration::Millis(250);
+  p.flush_frequency = sim::Duration::Millis(0);
+  p.flush_max_messages = 1;
+  p.net_read_timeout = sim::Duration::Seconds(1);
+  p.return_successes = true;
+  const ClientConfig c = LibrdkafkaConfig(p);
+  EXPECT_THAT(c.config, ElementsAre(Pair("enable.idempotence", "true"),
+                                    Pair("max.in.flight.requests.per.connection", "5"),
+                                    Pair("acks", "all"), Pair("retry.backoff.ms", "250"),
+                                    Pair("linger.ms", "0"), Pair("batch.num.messages", "1"),
+                                    Pair("socket.timeout.ms", "1000")));
+  EXPECT_THAT(c.ignored, ElementsAre("return_successes"));
+}
+
+TEST(Drivers, JobLineIsOneObjectTheDriversRead) {
+  scenarios::WorkloadSpec w;
+  w.messages = 3;
+  w.close_at = sim::Duration::Millis(1500);
+  const std::string line = JobLine(w, {"t"}, "127.0.0.1:1", sim::Duration::Seconds(2),
+                                   {{"acks", "all"}});
+  EXPECT_EQ(line,
+            R"({"bootstrap":"127.0.0.1:1","topics":["t"],"messages":3,"keys":10,"burst":1,)"
+            R"("interval_us":1000,"value_bytes":100,"close_at_us":1500000,)"
+            R"("flush_timeout_ms":2000,"config":[["acks","all"]]})");
+}
+
+TEST(Drivers, ACommandIsADriver) {
+  absl::StatusOr<Driver> d = FindDriver("/bin/echo -n");
+  ASSERT_TRUE(d.ok());
+  EXPECT_THAT(d->argv, ElementsAre("/bin/echo", "-n"));
+  EXPECT_FALSE(FindDriver("").ok());
+}
+
+TEST(EventLoop, WaitsForTheDeadlineWithoutEvents) {
+  EventLoop loop;
+  ASSERT_TRUE(loop.status().ok());
+  const sim::Time start = loop.Now();
+  const sim::Time t = loop.Wait(start + sim::Duration::Millis(20), /*block=*/true);
+  EXPECT_GE((t - start).nanos(), sim::Duration::Millis(19).nanos());
+  EXPECT_LT((t - start).nanos(), sim::Duration::Seconds(2).nanos());
+}
+
+// Runs the loop until `done` or two seconds.
+template <typename Done>
+void RunUntil(EventLoop& loop, Done done) {
+  const sim::Time until = loop.Now() + sim::Duration::Seconds(2);
+  while (!done() && loop.Now() < until) loop.Wait(loop.Now() + sim::Duration::Millis(10), true);
+}
+
+TEST(Child, DeliversLinesAndTheExitCode) {
+  signal(SIGPIPE, SIG_IGN);
+  EventLoop loop;
+  std::vector<std::string> lines;
+  absl::StatusOr<std::unique_ptr<Child>> c = Child::Start(
+      loop, {{"/bin/sh", "-c", "read x; echo got $x; echo second; echo err >&2; exit 3"}, "job\n"},
+      [&](std::string l) { lines.push_back(std::move(l)); });
+  ASSERT_TRUE(c.ok()) << c.status();
+  RunUntil(loop, [&] { return (*c)->Poll() && (*c)->stdout_closed(); });
+  EXPECT_THAT(lines, ElementsAre("got job", "second"));
+  EXPECT_EQ((*c)->exit_code(), 3);
+  RunUntil(loop, [&] { return (*c)->stderr_text() == "err\n"; });
+  EXPECT_EQ((*c)->stderr_text(), "err\n");
+}
+
+TEST(Child, AProgramThatCannotRunIsAnErrorNotAChild) {
+  EventLoop loop;
+  absl::StatusOr<std::unique_ptr<Child>> c =
+      Child::Start(loop, {{"/nonexistent/prodsim-client"}, ""}, [](std::string) {});
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("cannot execute /nonexistent/prodsim-client"));
+}
+
+TEST(Child, KillEndsTheWholeProcessGroup) {
+  EventLoop loop;
+  std::vector<std::string> lines;
+  // The client forks a grandchild that would outlive it; both must go.
+  absl::StatusOr<std::unique_ptr<Child>> c =
+      Child::Start(loop, {{"/bin/sh", "-c", "sleep 30 & echo $!; wait"}, ""},
+                   [&](std::string l) { lines.push_back(std::move(l)); });
+  ASSERT_TRUE(c.ok()) << c.status();
+  RunUntil(loop, [&] { return !lines.empty(); });
+  ASSERT_EQ(lines.size(), 1u);
+  const pid_t grandchild = std::stoi(lines[0]);
+  const pid_t pid = (*c)->pid();
+  c->reset();  // the destructor kills and reaps
+  EXPECT_NE(kill(pid, 0), 0);
+  // The grandchild was killed; it may linger as a zombie of init for a
+  // moment, so wait for it to be gone from /proc or be a zombie.
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    std::string stat;
+    if (FILE* f = fopen(("/proc/" + std::to_string(grandchild) + "/stat").c_str(), "r")) {
+      char buf[512] = {};
+      if (fgets(buf, sizeof buf, f) != nullptr) stat = buf;
+      fclose(f);
+    }
+    gone = stat.empty() || stat.find(") Z") != std::string::npos;
+    if (!gone) usleep(10000);
+  }
+  EXPECT_TRUE(gone) << "grandchild " << grandchild << " still runs";
+}
+
+}  // namespace
+}  // namespace wire
