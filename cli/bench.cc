@@ -44,7 +44,14 @@ constexpr const char* kBenchUsage =
     "  when retries have settled) on sarama-1.42.1 and sarama-main. Per row: the\n"
     "  share of runs that fail and by which check, the first failing run, and the\n"
     "  throughput (acknowledged messages per simulated second, first message to\n"
-    "  last acknowledgement).\n";
+    "  last acknowledgement).\n"
+    "prodsim bench --wire [--base=FILE] [--seeds=K] [--max-runs-per-seed=M]\n"
+    "                     [--trials=T] [--client=librdkafka|CMD]\n"
+    "  instead: time to the first failure exploring from the base (default\n"
+    "  bench/scenarios/wire-mix.toml) per exploration seed 1..K (default 3), the\n"
+    "  Sarama model in the simulated world (at most M runs, default 2000) beside the\n"
+    "  real client over the wire on the same generated scenarios (at most T trials,\n"
+    "  default 5).\n";
 
 // A scenario file: a path given by a flag, or the compiled-in copy of a
 // source-tree file (builtin.h).
@@ -58,6 +65,10 @@ struct BenchArgs {
   BenchFile base{"bench/scenarios/report-config-steady.toml"};
   BenchFile base_non_idempotent{"bench/scenarios/report-config-non-idempotent.toml"};
   bool compare = false;
+  bool wire = false;
+  bool seeds_set = false;
+  bool max_runs_set = false;
+  WireBenchArgs wire_args;
   bool runs_set = false;
   uint64_t runs = 2000, seeds = 20, max_runs_per_seed = 5000;
 };
@@ -204,7 +215,8 @@ int BenchCommand(int argc, char** argv) {
     if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
-    } else if (arg != "--help" && arg != "-h" && arg != "--compare" && i + 1 < argc) {
+    } else if (arg != "--help" && arg != "-h" && arg != "--compare" && arg != "--wire" &&
+               i + 1 < argc) {
       value = argv[++i];
     }
     if (arg == "--help" || arg == "-h") {
@@ -216,12 +228,19 @@ int BenchCommand(int argc, char** argv) {
       a.base = {value, true};
     } else if (arg == "--compare") {
       a.compare = true;
+    } else if (arg == "--wire") {
+      a.wire = true;
+    } else if (arg == "--trials" && ParseCount(value, &a.wire_args.real_trials)) {
+    } else if (arg == "--client" && !value.empty()) {
+      a.wire_args.client = value;
     } else if (arg == "--base-non-idempotent" && !value.empty()) {
       a.base_non_idempotent = {value, true};
     } else if (arg == "--runs" && ParseCount(value, &a.runs)) {
       a.runs_set = true;
     } else if (arg == "--seeds" && ParseCount(value, &a.seeds)) {
+      a.seeds_set = true;
     } else if (arg == "--max-runs-per-seed" && ParseCount(value, &a.max_runs_per_seed)) {
+      a.max_runs_set = true;
     } else {
       return BenchUsage(absl::StrCat("bad bench flag '", argv[i], "'",
                                      value.empty() ? "" : absl::StrCat(" = '", value, "'")));
@@ -230,6 +249,13 @@ int BenchCommand(int argc, char** argv) {
   Scenario small, base;
   int code = 0;
   if (a.compare) return Compare(a);
+  if (a.wire) {
+    if (!a.base.given) a.base = {"bench/scenarios/wire-mix.toml"};
+    if (!LoadOrSay(a.base, &base, &code)) return code;
+    a.wire_args.seeds = a.seeds_set ? a.seeds : a.wire_args.seeds;
+    if (a.max_runs_set) a.wire_args.model_runs = a.max_runs_per_seed;
+    return WireBench(base, a.base.path, a.wire_args);
+  }
   if (!LoadOrSay(a.small, &small, &code) || !LoadOrSay(a.base, &base, &code)) return code;
 
   // 1. The small scenario, seeds 1..N.

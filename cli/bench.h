@@ -13,10 +13,26 @@
 #ifndef PRODSIM_CLI_BENCH_H_
 #define PRODSIM_CLI_BENCH_H_
 
+#include <cstdint>
+#include <string>
+
+#include "scenarios/scenario.h"
+
 namespace scenarios {
 
 // argv[1] is "bench". Returns the process exit code.
 int BenchCommand(int argc, char** argv);
+
+// 3. (prodsim bench --wire, cli/bench_wire.cc) Time to the first failure
+//    when exploring from a base, the model in the simulated world beside a
+//    real client over the wire, on the same generated scenarios.
+struct WireBenchArgs {
+  std::string client = "librdkafka";
+  uint64_t seeds = 3;
+  uint64_t model_runs = 2000;
+  uint64_t real_trials = 5;
+};
+int WireBench(const Scenario& base, const std::string& base_path, const WireBenchArgs& a);
 
 }  // namespace scenarios
 
