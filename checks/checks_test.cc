@@ -120,7 +120,9 @@ TEST(Registry, NamesInFixedOrder) {
   EXPECT_THAT(names,
               ElementsAre("acked-batches-in-order", "log-sequences-contiguous", "no-duplicates",
                           "per-partition-order", "acked-are-durable", "every-message-one-outcome",
-                          "no-producer-assertion", "no-broker-sequence-error", "liveness"));
+                          "no-producer-assertion", "no-broker-sequence-error", "no-fatal-error",
+                          "client-crashed", "client-exited-early", "client-hung",
+                          "client-output-garbage", "client-malformed-frame", "liveness"));
   for (const std::string& n : names) {
     ASSERT_NE(FindCheck(n), nullptr);
     EXPECT_EQ(FindCheck(n)->name(), n);
@@ -604,6 +606,77 @@ RC_GTEST_PROP(ChecksProperty, SwappedAcksAreCaught, ()) {
   const std::optional<Violation> v = check->Evaluate(r);
   RC_ASSERT(v.has_value());
   RC_ASSERT(v->witnesses.front().find("t/0") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace checks
+
+namespace checks {
+namespace {
+
+// --- Wire mode: the real client (RunRecord::client).
+
+RunRecord CleanClientRecord() {
+  RunRecord r = CleanRecord();
+  r.client.emplace();
+  r.client->name = "librdkafka 2.0.2";
+  r.client->started = true;
+  r.client->closed = true;
+  r.client->exit_code = 0;
+  return r;
+}
+
+TEST(ClientChecks, ACleanClientPassesEveryCheck) {
+  EXPECT_THAT(EvaluateAll(CleanClientRecord()), IsEmpty());
+}
+
+TEST(ClientChecks, EachWayOfFailingHasItsCheck) {
+  RunRecord crashed = CleanClientRecord();
+  crashed.client->closed = false;
+  crashed.client->exit_code.reset();
+  crashed.client->signal = 11;
+  ExpectViolation("client-crashed", crashed, "signal 11");
+
+  RunRecord status = CleanClientRecord();
+  status.client->exit_code = 3;
+  status.client->stderr_tail = "boom";
+  ExpectViolation("client-crashed", status, "stderr: boom");
+
+  RunRecord early = CleanClientRecord();
+  early.client->closed = false;
+  ExpectViolation("client-exited-early", early, "before its closed line");
+
+  RunRecord hung = CleanClientRecord();
+  hung.client->hung = true;
+  hung.client->exit_code.reset();
+  hung.client->bound = Ms(5000);
+  ExpectViolation("client-hung", hung, "t=5.000s");
+  EXPECT_FALSE(EvaluateCheck("client-crashed", hung).has_value());  // killed by prodsim
+
+  RunRecord garbage = CleanClientRecord();
+  garbage.client->garbage_lines = 7;
+  garbage.client->garbage = {"t=0.1s expected '{' at byte 1: hello"};
+  ExpectViolation("client-output-garbage", garbage, "hello");
+
+  RunRecord malformed = CleanClientRecord();
+  malformed.client->malformed_frames = {"t=0.1s broker-0 connection 1: negative frame size -16"};
+  ExpectViolation("client-malformed-frame", malformed, "negative frame size");
+}
+
+TEST(ClientChecks, AFatalErrorIsTheClientsAssertion) {
+  RunRecord r = CleanClientRecord();
+  r.client->fatal_errors = {"t=6.1s OUT_OF_ORDER_SEQUENCE_NUMBER: ... rewound sequence number"};
+  ExpectViolation("no-fatal-error", r, "rewound sequence number");
+  // Not a wire run: the checks do not apply.
+  EXPECT_FALSE(EvaluateCheck("no-fatal-error", CleanRecord()).has_value());
+}
+
+TEST(ClientChecks, BrokerSequenceErrorsCanBeAClientsNormalFlow) {
+  RunRecord r = CleanClientRecord();
+  r.kafka.responses.push_back(Response(50, 0, kafka::ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER));
+  ASSERT_TRUE(EvaluateCheck("no-broker-sequence-error", r).has_value());
+  r.sequence_error_is_violation = false;
+  EXPECT_FALSE(EvaluateCheck("no-broker-sequence-error", r).has_value());
 }
 
 }  // namespace

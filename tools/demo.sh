@@ -14,7 +14,10 @@
 #    [expect.profiles] for the other (the #2803 reproducers pass on
 #    sarama-main);
 # 5. a scenario_fuzzer crash file (8 bytes, found from an empty corpus in
-#    seconds) decoded into a scenario file, and shrunk.
+#    seconds) decoded into a scenario file, and shrunk;
+# 6. wire mode: the real librdkafka 2.0.2 (Debian's) against the same
+#    cluster model on 127.0.0.1: 1,000 messages without faults pass every
+#    check; the #4438 scenario file ends in librdkafka's fatal error.
 # A step whose point is a failing verdict checks that verdict. The demo
 # exits 0 when every step did what it shows, 1 when one did not.
 set -euo pipefail
@@ -80,6 +83,13 @@ tail -n 3 "$out/shrink.txt"
 # The shrunk file carries its verdict as [expect]; it must still hold.
 expect 0 "the shrunk file's [expect]" prodsim run --check-expect "$out/min.toml" >"$out/min.txt"
 head -n 3 "$out/min.txt"
+echo
+echo "== 6. wire mode: real librdkafka over TCP (a distribution over trials: real timing varies)"
+expect 0 "librdkafka without faults" prodsim real wire/testdata/librdkafka-fault-free-1000.toml \
+  --client=librdkafka
+expect 4 "librdkafka #4438" prodsim real \
+  scenarios/known/real/librdkafka-2.0.2-4438-sequence-desync.toml --client=librdkafka \
+  --trials=5 --until-failure
 echo
 if [ $failed = 0 ]; then
   echo "demo: every step did what it shows"

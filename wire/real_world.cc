@@ -95,7 +95,9 @@ struct RealWorld {
 // Reads the driver protocol (clients/README.md) into the RunRecord.
 class ClientLines {
  public:
-  ClientLines(RealWorld& w, checks::ClientRecord& c) : w_(w), c_(c) {}
+  ClientLines(RealWorld& w, checks::ClientRecord& c, const scenarios::WorkloadSpec& workload,
+              std::vector<std::string> topics)
+      : w_(w), c_(c), workload_(workload), job_topics_(std::move(topics)) {}
 
   void OnLine(std::string line) {
     const Time at = w_.loop.Now();
@@ -134,8 +136,20 @@ class ClientLines {
       w_.record.producer.acks.push_back(std::move(a));
     } else if (*event == "error") {
       const std::optional<int64_t> id = j->Int("id");
-      if (!id || !topics_.contains(static_cast<uint64_t>(*id))) {
-        return Garbage(at, line, "an error line needs a produced id");
+      if (!id || *id <= 0 || *id > workload_.messages || job_topics_.empty()) {
+        return Garbage(at, line, "an error line needs an id of the job");
+      }
+      if (!topics_.contains(static_cast<uint64_t>(*id))) {
+        // The produce call itself refused the message (clients/README.md):
+        // it was offered, with the job's topic and key for its id.
+        const uint64_t i = static_cast<uint64_t>(*id) - 1;
+        const std::string& topic = job_topics_[i % job_topics_.size()];
+        topics_[i + 1] = topic;
+        w_.record.produced.push_back(
+            {i + 1, topic,
+             workload_.keys > 0 ? absl::StrCat("key-", i % static_cast<uint64_t>(workload_.keys))
+                                : "",
+             at});
       }
       sarama::ErrorEvent e;
       e.at = at;
@@ -185,6 +199,8 @@ class ClientLines {
 
   RealWorld& w_;
   checks::ClientRecord& c_;
+  const scenarios::WorkloadSpec& workload_;
+  std::vector<std::string> job_topics_;
   absl::btree_map<uint64_t, std::string> topics_;
   std::vector<std::string> client_errors_;
   std::string job_error_;
@@ -305,7 +321,7 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
                                             (s.workload.messages / std::max(1, s.workload.burst)));
   const Duration flush_timeout = std::max(
       Duration::Seconds(1), (o.time_limit - Time()) - workload_span - Duration::Seconds(1));
-  ClientLines lines(*w, client);
+  ClientLines lines(*w, client, s.workload, TopicsOf(s));
   Child::Spec spec;
   spec.argv = driver->argv;
   spec.stdin_text = JobLine(s.workload, TopicsOf(s), w->bridge.bootstrap(), flush_timeout,
