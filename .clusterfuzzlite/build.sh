@@ -6,7 +6,7 @@
 # its dictionary (<target>.dict). Not run in ClusterFuzzLite's image (no
 # docker where it was written); fuzz/README.md says what was tried instead.
 set -euo pipefail  # also when run as `bash build.sh`, which ignores the #! flags
-targets=(scenario_parser_fuzzer broker_state_fuzzer scenario_fuzzer)
+targets=(scenario_parser_fuzzer broker_state_fuzzer scenario_fuzzer wire_codec_fuzzer)
 deps=$WORK/deps
 
 # UBSan as ClusterFuzzLite configures it would stop on unsigned wrap-around,
@@ -47,6 +47,7 @@ zip -q -j "$OUT/scenario_parser_fuzzer_seed_corpus.zip" fuzz/corpus/scenario_par
   scenarios/known/*.toml scenarios/corpus/*.toml
 zip -q -j "$OUT/broker_state_fuzzer_seed_corpus.zip" fuzz/corpus/broker_state/*
 zip -q -j "$OUT/scenario_fuzzer_seed_corpus.zip" fuzz/corpus/scenario_fuzzer/*
+zip -q -j "$OUT/wire_codec_fuzzer_seed_corpus.zip" fuzz/corpus/wire_codec/*
 cp fuzz/dict/scenario.dict "$OUT/scenario_parser_fuzzer.dict"
 # libFuzzer options (ClusterFuzz's <target>.options format), where a target has them.
 for t in "${targets[@]}"; do
