@@ -25,6 +25,7 @@
 #include "checks/check.h"
 #include "producer/async_producer.h"
 #include "cli/bench.h"
+#include "cli/fidelity.h"
 #include "cli/real.h"
 #include "scenarios/decode.h"
 #include "scenarios/explore.h"
@@ -57,6 +58,8 @@ constexpr const char* kUsage =
     "       prodsim real FILE --client=librdkafka|CMD [--trials=N] [--until-failure]\n"
     "                    [--bound=DURATION] [--trace=OUT]\n"
     "       prodsim serve FILE\n"
+    "       prodsim fidelity FILE... --client=NAME|CMD [--seeds=N] [--trials=M]\n"
+    "                        [--profile=NAME] [--policy=NAME] [--csv=OUT]\n"
     "       prodsim bench [--help]\n"
     "       prodsim schema --markdown\n"
     "       prodsim help\n"
@@ -99,6 +102,8 @@ constexpr const char* kUsage =
     "  as nearly as the encoding can say it (fields clamped to the base's ranges).\n"
     "real, serve: the scenario's cluster on 127.0.0.1 for a real client (prodsim\n"
     "  real --help says more).\n"
+    "fidelity: the model's verdicts over seeds beside a real client's over trials\n"
+    "  (prodsim fidelity --help says more).\n"
     "exit codes: 0 pass, 1 safety, 2 liveness, 3 deadlock, 4 producer-assertion,\n"
     "  5 client-failure (real), 70 harness error, 64 usage, 65 bad scenario file, 66 missing file,\n"
     "  73 cannot write an output file\n";
@@ -650,6 +655,7 @@ int main(int argc, char** argv) {
   if (cmd == "bench") return BenchCommand(argc, argv);
   if (cmd == "real") return cli::RealCommand(argc, argv);
   if (cmd == "serve") return cli::ServeCommand(argc, argv);
+  if (cmd == "fidelity") return cli::FidelityCommand(argc, argv);
   if (cmd == "decode") return DecodeCommand(argc, argv);
   if (cmd == "encode") return EncodeCommand(argc, argv);
   if (cmd == "schema") {

@@ -69,4 +69,16 @@ for f in "$dir"/*.toml; do
   lines=$("$prodsim" run "$f" 2>&1 >/dev/null | grep -c .)
   [[ $lines -eq 1 ]] || { echo "FAIL: $f gave $lines error lines, want 1"; fail=1; }
 done
+# real, serve, fidelity (wire mode): bad flags and files before any socket.
+expect 64 "needs --client" -- real "$src/known/sarama-2803-assertion.toml"
+expect 64 "trials takes" -- real "$src/known/sarama-2803-assertion.toml" --client=librdkafka --trials=-3
+expect 64 "bound takes" -- real "$src/known/sarama-2803-assertion.toml" --client=librdkafka --bound=5parsecs
+expect 64 "exactly one scenario file" -- real --client=librdkafka
+expect 65 "unknown_key.toml:4:[0-9]+:" -- real "$dir/unknown_key.toml" --client=librdkafka
+expect 66 "cannot read" -- serve "$dir/does_not_exist.toml"
+expect 64 "unknown flag" -- serve --frobnicate "$src/known/sarama-2803-assertion.toml"
+expect 64 "needs --client" -- fidelity "$src/known/sarama-2803-assertion.toml"
+expect 64 "unknown --policy" -- fidelity "$src/known/sarama-2803-assertion.toml" --client=x --policy=lifo
+expect 64 "seeds takes" -- fidelity "$src/known/sarama-2803-assertion.toml" --client=x --seeds=0
+expect 65 "unknown_key.toml:4:[0-9]+:" -- fidelity "$dir/unknown_key.toml" --client=librdkafka
 exit $fail
