@@ -106,7 +106,7 @@ ClientConfig LibrdkafkaConfig(const ProducerSpec& p) {
   return c;
 }
 
-std::vector<std::string> DriverNames() { return {"librdkafka"}; }
+std::vector<std::string> DriverNames() { return {"librdkafka", "kafkajs", "sarama"}; }
 
 absl::StatusOr<Driver> FindDriver(std::string_view client) {
   Driver d;
@@ -128,6 +128,48 @@ absl::StatusOr<Driver> FindDriver(std::string_view client) {
     // rd_kafka_handle_idempotent_Produce_error retries a batch refused with
     // OUT_OF_ORDER_SEQUENCE_NUMBER when an earlier one in flight failed.
     d.sequence_error_is_violation = false;
+    return d;
+  }
+  if (client == "kafkajs") {
+    // clients/kafkajs: node and `npm ci` there (its README); not built by CMake.
+    std::optional<std::string> program = FindProgram("prodsim-kafkajs", "kafkajs");
+#ifdef PRODSIM_SOURCE_CLIENTS_DIR
+    if (!program) {
+      const std::string p = std::string(PRODSIM_SOURCE_CLIENTS_DIR) + "/kafkajs/prodsim-kafkajs";
+      const std::string modules = std::string(PRODSIM_SOURCE_CLIENTS_DIR) + "/kafkajs/node_modules";
+      if (access(p.c_str(), X_OK) == 0 && access(modules.c_str(), R_OK) == 0) program = p;
+    }
+#endif
+    if (!program) {
+      return absl::NotFoundError(
+          "the kafkajs driver was not found: run 'npm ci' in clients/kafkajs (node and npm), "
+          "or set PRODSIM_CLIENTS_DIR");
+    }
+    d.name = "kafkajs";
+    d.argv = {*program};
+    d.config = ScenarioNames;
+    // kafkajs 2.2.4: idempotent false, acks -1 (all), maxInFlightRequests
+    // unlimited (null); the driver takes the scenario's names as they are.
+    d.idempotent_default = false;
+    d.acks_default = -1;
+    d.max_in_flight_default = 1000000;
+    return d;
+  }
+  if (client == "sarama") {
+    // clients/sarama: built by its build.sh against a Sarama checkout.
+    std::optional<std::string> program = FindProgram("prodsim-sarama", "sarama");
+    if (!program) {
+      return absl::NotFoundError(
+          "the Sarama driver (prodsim-sarama) was not found: build it with "
+          "clients/sarama/build.sh into $PRODSIM_CLIENTS_DIR");
+    }
+    d.name = "sarama";
+    d.argv = {*program};
+    d.config = ScenarioNames;
+    // sarama.NewConfig(): idempotent false, WaitForLocal (1), 5 open requests.
+    d.idempotent_default = false;
+    d.acks_default = 1;
+    d.max_in_flight_default = 5;
     return d;
   }
   if (client.empty()) return absl::InvalidArgumentError("--client needs a driver name or a command");
