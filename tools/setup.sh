@@ -6,6 +6,14 @@ packages=(
   build-essential cmake ninja-build clang libclang-rt-14-dev
   libabsl-dev libgtest-dev libgmock-dev librapidcheck-dev
   libtomlplusplus-dev libbenchmark-dev librdkafka-dev pkg-config
+  # clients/sarama (build.sh): Go, Debian's Sarama 1.22.1, and the
+  # libraries Sarama 1.42.1 imports, for a build against a checkout.
+  golang-go golang-github-shopify-sarama-dev golang-github-davecgh-go-spew-dev
+  golang-gopkg-eapache-go-resiliency.v1-dev golang-github-eapache-go-xerial-snappy-dev
+  golang-gopkg-eapache-queue.v1-dev golang-github-hashicorp-go-multierror-dev
+  golang-github-jcmturner-gofork-dev golang-github-jcmturner-gokrb5.v8-dev
+  golang-github-klauspost-compress-dev golang-github-pierrec-lz4-dev
+  golang-github-rcrowley-go-metrics-dev golang-golang-x-net-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # prodsim real with the librdkafka driver, end to end:
-#   e2e_test.sh PRODSIM fault-free FILE   every check passes, every message acked
-#   e2e_test.sh PRODSIM 4438 FILE         fails with librdkafka's fatal error within 5 trials
+#   e2e_test.sh PRODSIM fault-free FILE [CLIENT]  every check passes, every message acked
+#   e2e_test.sh PRODSIM 4438 FILE                 fails with librdkafka's fatal error within 5 trials
 set -uo pipefail
-prodsim=$1 mode=$2 file=$3
+prodsim=$1 mode=$2 file=$3 client=${4:-librdkafka}
 case $mode in
   fault-free)
-    out=$(timeout 240 "$prodsim" real "$file" --client=librdkafka --bound=60s 2>&1)
+    out=$(timeout 240 "$prodsim" real "$file" --client="$client" --bound=60s 2>&1)
     rc=$?
     echo "$out"
     [[ $rc -eq 0 ]] || { echo "FAIL: exit $rc, expected 0"; exit 1; }

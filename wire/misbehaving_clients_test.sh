@@ -9,6 +9,8 @@ prodsim=$1 src=$2
 scenario=$src/wire/testdata/ten-messages.toml
 fake=$src/wire/testdata/fake_client.sh
 fail=0
+export FAKE_PORTS_FILE=$(mktemp)
+trap 'rm -f "$FAKE_PORTS_FILE"' EXIT
 for pair in hang:client-hung crash:client-crashed exit-early:client-exited-early \
             garbage:client-output-garbage malformed-frame:client-malformed-frame; do
   mode=${pair%%:*} check=${pair#*:}
@@ -45,9 +47,16 @@ for bad in "--trials=0" "--bound=soon" "--client=" "--frobnicate"; do
     fail=1
   fi
 done
-if ss -ltnp 2>/dev/null | grep -q '"prodsim"'; then
-  echo "FAIL a prodsim listening port is left:"
-  ss -ltnp | grep prodsim
-  fail=1
-fi
+# Every port a trial listened on is closed once prodsim has exited.
+listening=$(ss -Hltn 2>/dev/null | awk '{print $4}')
+while IFS=, read -ra addrs; do
+  for a in "${addrs[@]}"; do
+    [[ -n $a ]] || continue
+    if grep -qxF "$a" <<<"$listening"; then
+      echo "FAIL a listening port is left: $a"
+      fail=1
+    fi
+  done
+done <"$FAKE_PORTS_FILE"
+[[ -s $FAKE_PORTS_FILE ]] || { echo "FAIL the fake client saw no bootstrap"; fail=1; }
 exit $fail

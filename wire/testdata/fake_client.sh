@@ -6,6 +6,8 @@ set -u
 read -r job
 bootstrap=$(printf '%s' "$job" | sed -E 's/.*"bootstrap":"([^",]*).*/\1/')
 start='{"event":"start","t_us":1,"client":"fake","version":"0"}'
+# The ports prodsim listens on, for the test's check that none outlives it.
+if [[ -n ${FAKE_PORTS_FILE:-} ]]; then printf '%s\n' "$bootstrap" >>"$FAKE_PORTS_FILE"; fi
 case ${1:-} in
   hang)
     echo "$start"

@@ -1,0 +1,449 @@
+// prodsim-sarama: the driver that runs a real Sarama AsyncProducer
+// (github.com/IBM/sarama, or Debian's github.com/Shopify/sarama; build.sh
+// chooses) against prodsim's cluster, speaking the driver protocol of
+// clients/README.md: one job line on stdin, one JSON event per line on
+// stdout, Sarama's own log (sarama.Logger) on stderr.
+//
+// Two goroutines print: the main one ("start", "produce", "closing",
+// "closed") and the outcome reader ("ack", "error", from Successes() and
+// Errors()). Every line goes through one Output under a mutex, written
+// whole with one write(2). A message's outcome can be read before the main
+// goroutine, back from the send on Input(), has printed its "produce"; the
+// Output then holds the outcome line until that "produce" is printed, so a
+// produce always comes first. An outcome for an id that was never sent is
+// printed as it comes, for prodsim to judge.
+//
+// Choices the protocol leaves open, made here:
+//   - Sarama has no fatal state, no purge and no error callback: the driver
+//     never prints "fatal" or "client_error", every "error" has fatal
+//     false and status "unknown" (Sarama does not say whether a failed
+//     message may be in the log), and closing does not purge.
+//   - "code" is the KError number for a Kafka error, else -1; "name" is
+//     the Go identifier (errname.go); "text" is err.Error().
+//   - Messages are sent with Partition -1 (the hash partitioner overwrites
+//     it), so an error for a message never partitioned says -1.
+//   - The value is `value_bytes` bytes of 'a'..'z' repeated, one shared
+//     slice (Sarama only reads it).
+//   - Closing: AsyncClose(), then wait for Successes() and Errors() to be
+//     closed for at most flush_timeout_ms. Past that, "closed" says
+//     flush "timed_out" with what is still outstanding, and the driver
+//     exits 0 without waiting for Sarama (prodsim kills the group anyway).
+//   - sarama.NewAsyncProducer connects to the bootstrap brokers and reads
+//     metadata before it returns; its failure (e.g. ErrOutOfBrokers) is
+//     exit 3, after a job_error line.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/IBM/sarama"
+)
+
+const (
+	kExitOk          = 0
+	kExitJobError    = 2
+	kExitCreateError = 3
+	kTextBytesMax    = 4096 // a longer "text" is cut
+	kHeaderName      = "prodsim-id"
+)
+
+// The driver's first instant; every t_us counts from it (monotonic).
+var start = time.Now()
+
+// saramaVersion is set by build.sh (-ldflags -X main.saramaVersion=...).
+var saramaVersion = "unknown"
+
+func nowUs() int64 { return time.Since(start).Microseconds() }
+
+// cut shortens text to kTextBytesMax bytes, not inside a UTF-8 sequence.
+func cut(text string) string {
+	if len(text) <= kTextBytesMax {
+		return text
+	}
+	end := kTextBytesMax
+	for end > 0 && !utf8.RuneStart(text[end]) {
+		end--
+	}
+	return text[:end]
+}
+
+// Event is one line, built member by member: {"event":NAME,...}.
+type Event struct{ b strings.Builder }
+
+func quote(s string) string {
+	q, err := json.Marshal(s) // RFC 8259; invalid UTF-8 becomes U+FFFD
+	if err != nil {
+		panic(err)
+	}
+	return string(q)
+}
+
+func NewEvent(name string) *Event {
+	e := &Event{}
+	e.b.WriteString(`{"event":` + quote(name))
+	return e
+}
+func (e *Event) key(k string) { e.b.WriteString("," + quote(k) + ":") }
+func (e *Event) Int(k string, v int64) *Event {
+	e.key(k)
+	e.b.WriteString(strconv.FormatInt(v, 10))
+	return e
+}
+func (e *Event) Str(k, v string) *Event {
+	e.key(k)
+	e.b.WriteString(quote(cut(v)))
+	return e
+}
+func (e *Event) Bool(k string, v bool) *Event {
+	e.key(k)
+	e.b.WriteString(strconv.FormatBool(v))
+	return e
+}
+func (e *Event) Null(k string) *Event {
+	e.key(k)
+	e.b.WriteString("null")
+	return e
+}
+
+// Line stamps t_us now and gives the finished line with its newline.
+func (e *Event) Line() []byte {
+	e.Int("t_us", nowUs())
+	return []byte(e.b.String() + "}\n")
+}
+
+// Output serialises stdout and keeps the per-id bookkeeping of what was
+// printed. All fields are guarded by mu.
+type Output struct {
+	mu       sync.Mutex
+	produced []bool             // index id: its "produce" was printed
+	settled  []bool             // index id: an outcome was printed
+	pending  map[int64][][]byte // outcomes waiting for their "produce"
+	handed   int64              // produce lines printed
+	outcomes int64              // distinct ids settled after a produce
+	closed   bool               // "closed" printed: nothing more on stdout
+}
+
+func NewOutput(messages int64) *Output {
+	return &Output{
+		produced: make([]bool, messages+1),
+		settled:  make([]bool, messages+1),
+		pending:  map[int64][][]byte{},
+	}
+}
+
+// write puts one line on stdout (or, after "closed", on stderr, where a
+// person sees Sarama's surprise). REQUIRES: o.mu held. A failed write
+// (prodsim gone; SIGPIPE is ignored) is dropped.
+func (o *Output) write(line []byte) {
+	if o.closed {
+		os.Stderr.Write(append([]byte("prodsim-sarama: after closed: "), line...))
+		return
+	}
+	os.Stdout.Write(line)
+}
+
+func (o *Output) Print(e *Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.write(e.Line())
+}
+
+// Produce prints id's "produce" and then any outcome that came first.
+func (o *Output) Produce(id int64, e *Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.produced[id] {
+		panic(fmt.Sprintf("produce printed twice for id %d", id))
+	}
+	o.write(e.Line())
+	o.produced[id] = true
+	o.handed++
+	for _, line := range o.pending[id] {
+		o.settle(id)
+		o.write(line)
+	}
+	delete(o.pending, id)
+}
+
+// REQUIRES: o.mu held, o.produced[id].
+func (o *Output) settle(id int64) {
+	if !o.settled[id] {
+		o.settled[id] = true
+		o.outcomes++
+	}
+}
+
+// Outcome prints an "ack" or "error" for id, after its "produce". An id
+// outside the job (not the driver's Metadata) is printed at once.
+func (o *Output) Outcome(id int64, e *Event) {
+	line := e.Line() // stamped when Sarama reported it
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if id < 1 || id >= int64(len(o.produced)) || o.produced[id] {
+		if id >= 1 && id < int64(len(o.produced)) {
+			o.settle(id)
+		}
+		o.write(line)
+		return
+	}
+	o.pending[id] = append(o.pending[id], line)
+}
+
+// Outstanding: handed to Sarama and not yet reported.
+func (o *Output) Outstanding() int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.handed - o.outcomes
+}
+
+// Closed prints "closed"; anything after it goes to stderr.
+func (o *Output) Closed(flushed bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	flush := "ok"
+	if !flushed {
+		flush = "timed_out"
+	}
+	o.write(NewEvent("closed").Int("outstanding", o.handed-o.outcomes).Str("flush", flush).Line())
+	o.closed = true
+}
+
+func printJobError(text string) {
+	os.Stdout.Write(append([]byte(`{"event":"job_error","text":`+quote(cut(text))), '}', '\n'))
+}
+
+// messageID is the id the driver put in Metadata, or 0.
+func messageID(msg *sarama.ProducerMessage) int64 {
+	if msg == nil {
+		return 0
+	}
+	id, _ := msg.Metadata.(int64)
+	return id
+}
+
+// ReadOutcomes prints every success and error until Sarama closes both
+// channels, then closes done.
+func ReadOutcomes(p sarama.AsyncProducer, out *Output, done chan<- struct{}) {
+	successes, errs := p.Successes(), p.Errors()
+	for successes != nil || errs != nil {
+		select {
+		case msg, ok := <-successes:
+			if !ok {
+				successes = nil
+				continue
+			}
+			id := messageID(msg)
+			out.Outcome(id, NewEvent("ack").Int("id", id).
+				Int("partition", int64(msg.Partition)).Int("offset", msg.Offset))
+		case perr, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			id, partition := messageID(perr.Msg), int64(-1)
+			if perr.Msg != nil {
+				partition = int64(perr.Msg.Partition)
+			}
+			code, name := ErrorName(perr.Err)
+			text := "<nil>"
+			if perr.Err != nil {
+				text = perr.Err.Error()
+			}
+			out.Outcome(id, NewEvent("error").Int("id", id).Int("partition", partition).
+				Int("code", code).Str("name", name).Str("text", text).
+				Str("status", "unknown").Bool("fatal", false))
+		}
+	}
+	close(done)
+}
+
+// Workload is the production loop's state.
+type Workload struct {
+	job       *Job
+	p         sarama.AsyncProducer
+	out       *Output
+	value     []byte
+	closeC    <-chan time.Time // nil when close_at_us is -1
+	closeDone bool
+}
+
+func (w *Workload) message(id int64) (*sarama.ProducerMessage, *Event) {
+	i := id - 1
+	topic := w.job.Topics[i%int64(len(w.job.Topics))]
+	msg := &sarama.ProducerMessage{
+		Topic:     topic,
+		Value:     sarama.ByteEncoder(w.value),
+		Headers:   []sarama.RecordHeader{{Key: []byte(kHeaderName), Value: []byte(strconv.FormatInt(id, 10))}},
+		Metadata:  id,
+		Partition: -1,
+	}
+	e := NewEvent("produce").Int("id", id).Str("topic", topic)
+	if w.job.Keys > 0 {
+		key := "key-" + strconv.FormatInt(i%w.job.Keys, 10)
+		msg.Key = sarama.StringEncoder(key)
+		e.Str("key", key)
+	} else {
+		e.Null("key")
+	}
+	return msg, e
+}
+
+// closeDue polls the close timer without blocking.
+func (w *Workload) closeDue() bool {
+	if !w.closeDone && w.closeC != nil {
+		select {
+		case <-w.closeC:
+			w.closeDone = true
+		default:
+		}
+	}
+	return w.closeDone
+}
+
+// waitUntil sleeps to due_us after start; false if the close timer fires
+// first. With dueUs < 0 it waits for the close timer alone.
+func (w *Workload) waitUntil(dueUs int64) bool {
+	if w.closeDue() {
+		return false
+	}
+	var dueC <-chan time.Time
+	if dueUs >= 0 {
+		d := time.Duration(dueUs-nowUs()) * time.Microsecond
+		if d <= 0 {
+			return true
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		dueC = t.C
+	}
+	select {
+	case <-dueC:
+		return true
+	case <-w.closeC:
+		w.closeDone = true
+		return false
+	}
+}
+
+// send hands id to Input(); false if the close timer fired first.
+func (w *Workload) send(id int64) bool {
+	if w.closeDue() {
+		return false
+	}
+	msg, e := w.message(id)
+	select {
+	case w.p.Input() <- msg:
+		w.out.Produce(id, e)
+		return true
+	case <-w.closeC:
+		w.closeDone = true
+		return false
+	}
+}
+
+// Run produces in bursts timed from start: burst b is due at
+// b*interval_us; a late one goes at once, the next keep their times.
+func (w *Workload) Run() {
+	id := int64(1)
+	for burst := int64(0); id <= w.job.Messages; burst++ {
+		if !w.waitUntil(burst * w.job.IntervalUs) {
+			return
+		}
+		for k := int64(0); k < w.job.Burst && id <= w.job.Messages; k, id = k+1, id+1 {
+			if !w.send(id) {
+				return
+			}
+		}
+	}
+	if w.closeC != nil {
+		w.waitUntil(-1)
+	}
+}
+
+func readJobLine() ([]byte, error) {
+	r := bufio.NewReaderSize(os.Stdin, 64<<10)
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > kJobLineBytesMax+1 {
+			return nil, fmt.Errorf("a job line longer than %d bytes", kJobLineBytesMax)
+		}
+		if err == nil || !errors.Is(err, bufio.ErrBufferFull) {
+			break
+		}
+	}
+	line = []byte(strings.TrimSuffix(string(line), "\n"))
+	if len(line) == 0 {
+		return nil, errors.New("no job line on stdin")
+	}
+	return line, nil
+}
+
+func run() int {
+	signal.Ignore(syscall.SIGPIPE)
+	sarama.Logger = log.New(os.Stderr, "[sarama] ", log.LstdFlags|log.Lmicroseconds)
+	line, err := readJobLine()
+	if err != nil {
+		printJobError(err.Error())
+		return kExitJobError
+	}
+	job, err := ParseJob(line)
+	if err != nil {
+		printJobError(err.Error())
+		return kExitJobError
+	}
+	config, err := NewConfig(job.Config)
+	if err == nil {
+		err = config.Validate()
+	}
+	if err != nil {
+		printJobError(err.Error())
+		return kExitJobError
+	}
+	p, err := sarama.NewAsyncProducer(strings.Split(job.Bootstrap, ","), config)
+	if err != nil {
+		printJobError("sarama.NewAsyncProducer: " + err.Error())
+		return kExitCreateError
+	}
+	out := NewOutput(job.Messages)
+	out.Print(NewEvent("start").Str("client", "sarama").Str("version", saramaVersion))
+	done := make(chan struct{})
+	go ReadOutcomes(p, out, done)
+
+	w := &Workload{job: job, p: p, out: out, value: make([]byte, job.ValueBytes)}
+	for i := range w.value {
+		w.value[i] = byte('a' + i%26)
+	}
+	if job.CloseAtUs >= 0 {
+		d := time.Duration(job.CloseAtUs-nowUs()) * time.Microsecond
+		w.closeC = time.After(d) // a past due time fires at once
+	}
+	w.Run()
+
+	out.Print(NewEvent("closing").Int("outstanding", out.Outstanding()))
+	p.AsyncClose()
+	flush := time.NewTimer(time.Duration(job.FlushTimeoutMs) * time.Millisecond)
+	flushed := false
+	select {
+	case <-done:
+		flushed = true
+	case <-flush.C:
+	}
+	out.Closed(flushed)
+	return kExitOk
+}
+
+func main() { os.Exit(run()) }
