@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -27,6 +28,7 @@ using scenarios::Verdict;
 constexpr int kExitUsage = 64;
 constexpr int kExitBadFile = 65;
 constexpr int kExitNoFile = 66;
+constexpr int kExitCantCreate = 73;
 constexpr int kTrialsMax = 10000;
 
 int Usage(const std::string& error) {
@@ -63,6 +65,66 @@ void PrintViolations(const RunOutput& out) {
   }
 }
 
+std::string Sv(std::string_view v) { return std::string(v); }
+
+// The brokers' history, one line per event in time order (faults, appends,
+// truncations, responses, notes), then the final committed logs.
+std::string HistoryText(const kafka::History& h) {
+  std::vector<std::pair<sim::Time, std::string>> lines;
+  for (const kafka::FaultEvent& f : h.faults) {
+    lines.emplace_back(f.at, absl::StrCat(f.healed ? "heal " : "fault ", f.description));
+  }
+  for (const kafka::AppendEvent& a : h.appends) {
+    std::string ids;
+    for (uint64_t id : a.record_ids) absl::StrAppend(&ids, ids.empty() ? "" : ",", id);
+    lines.emplace_back(a.at, absl::StrCat("broker-", a.broker.value, a.leader ? " append " : " copy ",
+                                          a.tp.ToString(), " offset=", a.base_offset.value,
+                                          " pid=", a.producer_id.value, " epoch=", a.epoch.value,
+                                          " seq=", a.first_seq.value, "..", a.last_seq.value,
+                                          " ids=", ids));
+  }
+  for (const kafka::TruncateEvent& t : h.truncations) {
+    lines.emplace_back(t.at, absl::StrCat("broker-", t.broker.value, " truncate ", t.tp.ToString(),
+                                          " to offset ", t.new_end.value));
+  }
+  for (const kafka::ResponseEvent& r : h.responses) {
+    lines.emplace_back(
+        r.at, absl::StrCat("broker-", r.broker.value, " ", Sv(kafka::ApiKeyName(r.api)),
+                           " response corr=", r.correlation_id, " ", r.tp.ToString(), " ",
+                           kafka::ErrorCodeName(r.error), " offset=", r.base_offset.value,
+                           r.fate == kafka::ResponseFate::kSent
+                               ? std::string()
+                               : absl::StrCat(" (", Sv(kafka::ResponseFateName(r.fate)), ")")));
+  }
+  for (const kafka::NoteEvent& n : h.notes) lines.emplace_back(n.at, absl::StrCat("note ", n.text));
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string out;
+  for (const auto& [at, text] : lines) absl::StrAppend(&out, "t=", at.ToString(), "s ", text, "\n");
+  for (const auto& [tp, entries] : h.final_logs) {
+    for (const kafka::LogEntry& e : entries) {
+      std::string ids;
+      for (uint64_t id : e.record_ids) absl::StrAppend(&ids, ids.empty() ? "" : ",", id);
+      absl::StrAppend(&out, "final ", tp.ToString(), " offset=", e.base_offset.value,
+                      " pid=", e.producer_id.value, " epoch=", e.epoch.value,
+                      " seq=", e.first_seq.value, " ids=", ids, "\n");
+    }
+  }
+  return out;
+}
+
+// Writes the history; false (with a line on stderr) if it cannot.
+bool WriteHistory(const std::string& path, const kafka::History& h) {
+  std::ofstream f(path);
+  f << HistoryText(h);
+  if (!f) {
+    std::fprintf(stderr, "prodsim: cannot write %s\n", path.c_str());
+    return false;
+  }
+  std::printf("  broker history written to %s\n", path.c_str());
+  return true;
+}
+
 volatile sig_atomic_t g_stop = 0;
 void OnSignal(int) { g_stop = 1; }
 
@@ -70,8 +132,8 @@ void OnSignal(int) { g_stop = 1; }
 
 const char* const kRealUsage =
     "usage: prodsim real FILE --client=librdkafka|CMD [--trials=N] [--until-failure]\n"
-    "                    [--bound=DURATION] [--trace=OUT]\n"
-    "       prodsim serve FILE\n"
+    "                    [--bound=DURATION] [--trace=OUT] [--history=OUT]\n"
+    "       prodsim serve FILE [--history=OUT]\n"
     "real: serves the scenario's cluster on 127.0.0.1 (one port per broker), applies\n"
     "  its faults at their `at` after the start, runs a real client against it as a\n"
     "  child process (a driver: clients/README.md) and runs the checks on what the\n"
@@ -81,11 +143,14 @@ const char* const kRealUsage =
     "  not pass. --bound caps each trial (default 120s; the scenario's limits.time\n"
     "  and liveness grace bound it too); a client still running then is killed\n"
     "  (client-hung). Exit: 0 if every trial passed, else the code of the most\n"
-    "  frequent failing verdict (5: client-failure).\n"
+    "  frequent failing verdict (5: client-failure). --trace and --history write\n"
+    "  the last trial's trace and broker history (appends, responses, faults,\n"
+    "  notes, final logs, one line each).\n"
     "serve: only serves the scenario's cluster, for your own application: prints\n"
     "  the bootstrap address, applies the faults, and on SIGINT/SIGTERM (or at the\n"
     "  scenario's limits.time) runs the checks that need no client outcomes\n"
-    "  (log-sequences-contiguous, no-duplicates) over the broker history.\n";
+    "  (log-sequences-contiguous, no-duplicates) over the broker history, and\n"
+    "  writes that history to --history=OUT (default: serve-history.txt).\n";
 
 int RealCommand(int argc, char** argv) {
   std::vector<std::string> files;
@@ -93,10 +158,13 @@ int RealCommand(int argc, char** argv) {
   options.client.clear();
   int64_t trials = 1;
   bool until_failure = false;
-  std::string trace_out;
+  std::string trace_out, history_out;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
-    if (absl::StartsWith(a, "--client=")) {
+    if (absl::StartsWith(a, "--history=")) {
+      history_out = a.substr(10);
+      if (history_out.empty()) return Usage("--history needs a file name: --history=OUT");
+    } else if (absl::StartsWith(a, "--client=")) {
       options.client = a.substr(9);
       if (options.client.empty()) return Usage("--client needs librdkafka or a command");
     } else if (absl::StartsWith(a, "--trials=")) {
@@ -135,6 +203,7 @@ int RealCommand(int argc, char** argv) {
   absl::btree_map<Verdict, int64_t> by_verdict;
   int64_t ran = 0;
   std::string client;
+  kafka::History last_history;
   for (int64_t t = 1; t <= trials; ++t) {
     const wire::RealOutput r = wire::RunReal(s, options);
     ++ran;
@@ -162,6 +231,7 @@ int RealCommand(int argc, char** argv) {
       std::ofstream f(trace_out);
       f << r.run.trace;
     }
+    if (!history_out.empty()) last_history = r.run.record.kafka;
     std::fflush(stdout);
     if (r.run.verdict == Verdict::kHarnessError) break;  // the next trial would be the same
     if (until_failure && r.run.verdict != Verdict::kPass) break;
@@ -175,6 +245,7 @@ int RealCommand(int argc, char** argv) {
               files[0].c_str(), client.empty() ? options.client.c_str() : client.c_str(),
               static_cast<long long>(ran), dist.c_str());
   if (!trace_out.empty()) std::printf("  trace of the last trial written to %s\n", trace_out.c_str());
+  if (!history_out.empty() && !WriteHistory(history_out, last_history)) return kExitCantCreate;
   Verdict worst = Verdict::kPass;
   int64_t most = 0;
   for (const auto& [v, n] : by_verdict) {
@@ -188,8 +259,14 @@ int RealCommand(int argc, char** argv) {
 
 int ServeCommand(int argc, char** argv) {
   std::vector<std::string> files;
+  std::string history_out = "serve-history.txt";
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
+    if (absl::StartsWith(a, "--history=")) {
+      history_out = a.substr(10);
+      if (history_out.empty()) return Usage("--history needs a file name: --history=OUT");
+      continue;
+    }
     if (a == "--help" || a == "-h") {
       std::fputs(kRealUsage, stdout);
       return 0;
@@ -221,6 +298,7 @@ int ServeCommand(int argc, char** argv) {
   for (const kafka::NoteEvent& n : out.record.kafka.notes) {
     std::printf("  note t=%ss: %s\n", n.at.ToString().c_str(), n.text.c_str());
   }
+  if (!WriteHistory(history_out, out.record.kafka)) return kExitCantCreate;
   return scenarios::ExitCode(out.verdict);
 }
 
