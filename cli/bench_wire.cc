@@ -26,11 +26,6 @@ double Since(WallClock::time_point start) {
 // says the scenario could not run, and is counted apart).
 bool Fails(Verdict v) { return v != Verdict::kPass && v != Verdict::kHarnessError; }
 
-std::string Text(Verdict v, const std::string& check) {
-  return check.empty() ? std::string(VerdictName(v))
-                       : absl::StrCat(std::string(VerdictName(v)), " [", check, "]");
-}
-
 struct Search {
   uint64_t runs = 0;
   uint64_t harness_errors = 0;
@@ -62,7 +57,7 @@ int WireBench(const Scenario& base, const std::string& base_path, const WireBenc
       const RunOutput out = RunScenario(s);
       ++model.runs;
       if (out.verdict == Verdict::kHarnessError) ++model.harness_errors;
-      if (Fails(out.verdict)) model.found = Text(out.verdict, out.failing_check);
+      if (Fails(out.verdict)) model.found = VerdictText(out);
     }
     model.wall = Since(t0);
     t0 = WallClock::now();
@@ -75,7 +70,7 @@ int WireBench(const Scenario& base, const std::string& base_path, const WireBenc
       const wire::RealOutput out = wire::RunReal(s, options);
       ++real.runs;
       if (out.run.verdict == Verdict::kHarnessError) ++real.harness_errors;
-      if (Fails(out.run.verdict)) real.found = Text(out.run.verdict, out.run.failing_check);
+      if (Fails(out.run.verdict)) real.found = VerdictText(out.run);
     }
     real.wall = Since(t0);
     model_wall += model.wall;

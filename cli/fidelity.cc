@@ -15,7 +15,7 @@
 #include "producer/profile.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
-#include "scenarios/toml_reader.h"
+#include "cli/common.h"
 #include "sim/core/scheduler.h"
 #include "wire/real_world.h"
 
@@ -26,10 +26,6 @@ using scenarios::RunOutput;
 using scenarios::Scenario;
 using scenarios::Verdict;
 
-constexpr int kExitUsage = 64;
-constexpr int kExitBadFile = 65;
-constexpr int kExitNoFile = 66;
-constexpr int kExitCantCreate = 73;
 constexpr int64_t kCountMax = 100000;
 
 int Usage(const std::string& error) {
@@ -48,9 +44,7 @@ struct Side {
 
   void Add(const RunOutput& out) {
     ++runs;
-    std::string v(scenarios::VerdictName(out.verdict));
-    if (!out.failing_check.empty()) absl::StrAppend(&v, " [", out.failing_check, "]");
-    ++verdicts[v];
+    ++verdicts[scenarios::VerdictText(out)];
     if (out.verdict == Verdict::kHarnessError) {
       ++harness_errors;
       if (first_harness_error.empty()) first_harness_error = out.harness_error;
@@ -133,11 +127,9 @@ int FidelityCommand(int argc, char** argv) {
       csv = a.substr(6);
       if (csv.empty()) return Usage("--csv needs a file name: --csv=OUT.csv");
     } else if (absl::StartsWith(a, "--bound=")) {
-      sim::Duration d;
-      if (scenarios::internal::ParseDuration(a.substr(8), &d).has_value() || d.nanos() <= 0) {
+      if (!ParsePositiveDuration(a.substr(8), &options.bound)) {
         return Usage(absl::StrCat("--bound takes a positive duration such as 30s: '", a, "'"));
       }
-      options.bound = d;
     } else if (a == "--help" || a == "-h") {
       std::fputs(kFidelityUsage, stdout);
       return 0;
@@ -150,14 +142,10 @@ int FidelityCommand(int argc, char** argv) {
   if (files.empty()) return Usage("fidelity takes one or more scenario files");
   if (options.client.empty()) return Usage("fidelity needs --client=NAME or --client=CMD");
 
-  std::vector<Scenario> scenarios_in;
-  for (const std::string& path : files) {
-    absl::StatusOr<Scenario> s = scenarios::LoadScenario(path);
-    if (!s.ok()) {
-      std::fprintf(stderr, "%s\n", std::string(s.status().message()).c_str());
-      return absl::IsNotFound(s.status()) ? kExitNoFile : kExitBadFile;
-    }
-    scenarios_in.push_back(*std::move(s));
+  std::vector<Scenario> scenarios_in(files.size());
+  for (size_t f = 0; f < files.size(); ++f) {
+    int code = 0;
+    if (!LoadOrSay(files[f], &scenarios_in[f], &code)) return code;
   }
   std::ofstream out;
   if (!csv.empty()) {

@@ -25,6 +25,7 @@
 #include "checks/check.h"
 #include "producer/async_producer.h"
 #include "cli/bench.h"
+#include "cli/common.h"
 #include "cli/fidelity.h"
 #include "cli/real.h"
 #include "scenarios/decode.h"
@@ -37,10 +38,10 @@
 namespace scenarios {
 namespace {
 
-constexpr int kExitUsage = 64;
-constexpr int kExitBadFile = 65;
-constexpr int kExitNoFile = 66;
-constexpr int kExitCantCreate = 73;  // sysexits EX_CANTCREAT: an output file
+using cli::kExitBadFile;
+using cli::kExitCantCreate;
+using cli::kExitNoFile;
+using cli::kExitUsage;
 
 constexpr const char* kUsage =
     "usage: prodsim run FILE... [--trace=OUT] [--timeline=OUT.json] [--check-expect]\n"
@@ -157,16 +158,7 @@ int ParseArgs(int argc, char** argv, Args* args) {
 }
 
 // Loads a scenario or prints its one-line error; sets *code on failure.
-bool Load(const std::string& path, Scenario* s, int* code) {
-  absl::StatusOr<Scenario> parsed = LoadScenario(path);
-  if (parsed.ok()) {
-    *s = std::move(*parsed);
-    return true;
-  }
-  std::fprintf(stderr, "%s\n", std::string(parsed.status().message()).c_str());
-  *code = absl::IsNotFound(parsed.status()) ? kExitNoFile : kExitBadFile;
-  return false;
-}
+bool Load(const std::string& path, Scenario* s, int* code) { return cli::LoadOrSay(path, s, code); }
 
 // Calls fn(path, scenario) for each file that loads; a file that does not
 // load prints its error and sets *code (the first failure's code wins).
@@ -186,21 +178,11 @@ void ForEachScenario(const Args& args, int* code, Fn fn) {
 void PrintOutcome(const std::string& path, const RunOutput& out, double wall_ms) {
   const sim::RunResult& r = out.record.run;
   // A world with mock faults is not a real cluster's: the line says so.
-  std::printf("%s: %s%s%s digest=%016llx t=%ss steps=%llu wall=%.1fms\n", path.c_str(),
-              std::string(VerdictName(out.verdict)).c_str(),
-              out.failing_check.empty() ? "" : absl::StrCat(" [", out.failing_check, "]").c_str(),
-              out.mock_faults ? " (mock faults)" : "", static_cast<unsigned long long>(r.digest),
+  std::printf("%s: %s%s digest=%016llx t=%ss steps=%llu wall=%.1fms\n", path.c_str(),
+              VerdictText(out).c_str(), out.mock_faults ? " (mock faults)" : "", static_cast<unsigned long long>(r.digest),
               r.end_time.ToString().c_str(), static_cast<unsigned long long>(r.steps), wall_ms);
-  if (out.verdict == Verdict::kHarnessError) {
-    std::printf("  harness error: %s\n", out.harness_error.c_str());
-    return;
-  }
-  for (const checks::Violation& v : out.violations) {
-    std::printf("  %s: %s\n", v.check.c_str(), v.explanation.c_str());
-    for (size_t i = 0; i < v.witnesses.size() && i < 3; ++i) {
-      std::printf("    %s\n", v.witnesses[i].c_str());
-    }
-  }
+  cli::PrintViolations(out, 2);
+  if (out.verdict == Verdict::kHarnessError) return;
   if (out.verdict != Verdict::kPass) {
     std::printf("  see the trace: prodsim run %s --trace=trace.txt\n", path.c_str());
   }
@@ -250,9 +232,7 @@ int Run(const Args& args) {
           std::string other_why;
           const bool ok = MatchesExpect(other, o, &other_why);
           std::printf(
-              "  on %s: %s%s digest=%016llx%s%s\n", p.profile.c_str(),
-              std::string(VerdictName(o.verdict)).c_str(),
-              o.failing_check.empty() ? "" : absl::StrCat(" [", o.failing_check, "]").c_str(),
+              "  on %s: %s digest=%016llx%s%s\n", p.profile.c_str(), VerdictText(o).c_str(),
               static_cast<unsigned long long>(o.record.run.digest),
               ok ? "" : ": expect does not hold: ", ok ? "" : other_why.c_str());
           if (!ok) this_code = 1;
@@ -412,9 +392,7 @@ int Explore(int argc, char** argv) {
       ++failures[out.failing_check.empty() ? std::string(VerdictName(out.verdict))
                                            : out.failing_check];
       std::printf(
-          "found: seed %llu: %s%s\n", static_cast<unsigned long long>(seed),
-          std::string(VerdictName(out.verdict)).c_str(),
-          out.failing_check.empty() ? "" : absl::StrCat(" [", out.failing_check, "]").c_str());
+          "found: seed %llu: %s\n", static_cast<unsigned long long>(seed), VerdictText(out).c_str());
       if (!a.out.empty()) {
         s.expect = ExpectSpec{std::string(VerdictName(out.verdict)), out.failing_check, {}};
         const std::string path = FailureFile(a, out, seed);
@@ -614,10 +592,8 @@ int DecodeCommand(int argc, char** argv) {
                                a.base.empty() ? std::string(kDefaultBaseName) : a.base);
   s.expect = ExpectSpec{std::string(VerdictName(out.verdict)), out.failing_check, {}};
   if (!WriteFile(a.out, PrintScenario(s))) return kExitCantCreate;
-  std::printf("%s: %s%s (%zu bytes decoded, %zu faults, %d messages)\n", a.out.c_str(),
-              std::string(VerdictName(out.verdict)).c_str(),
-              out.failing_check.empty() ? "" : absl::StrCat(" [", out.failing_check, "]").c_str(),
-              bytes.size(), s.faults.size(), s.workload.messages);
+  std::printf("%s: %s (%zu bytes decoded, %zu faults, %d messages)\n", a.out.c_str(),
+              VerdictText(out).c_str(), bytes.size(), s.faults.size(), s.workload.messages);
   if (out.verdict == Verdict::kHarnessError)
     std::printf("  harness error: %s\n", out.harness_error.c_str());
   if (out.verdict != Verdict::kPass) {

@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
-#include "scenarios/toml_reader.h"
+#include "cli/common.h"
 #include "wire/real_world.h"
 
 namespace cli {
@@ -25,44 +25,11 @@ using scenarios::RunOutput;
 using scenarios::Scenario;
 using scenarios::Verdict;
 
-constexpr int kExitUsage = 64;
-constexpr int kExitBadFile = 65;
-constexpr int kExitNoFile = 66;
-constexpr int kExitCantCreate = 73;
 constexpr int kTrialsMax = 10000;
 
 int Usage(const std::string& error) {
   std::fprintf(stderr, "prodsim: %s\n%s", error.c_str(), kRealUsage);
   return kExitUsage;
-}
-
-bool Load(const std::string& path, Scenario* s, int* code) {
-  absl::StatusOr<Scenario> parsed = scenarios::LoadScenario(path);
-  if (parsed.ok()) {
-    *s = std::move(*parsed);
-    return true;
-  }
-  std::fprintf(stderr, "%s\n", std::string(parsed.status().message()).c_str());
-  *code = absl::IsNotFound(parsed.status()) ? kExitNoFile : kExitBadFile;
-  return false;
-}
-
-std::string VerdictText(const RunOutput& out) {
-  return absl::StrCat(std::string(scenarios::VerdictName(out.verdict)),
-                      out.failing_check.empty() ? "" : absl::StrCat(" [", out.failing_check, "]"));
-}
-
-void PrintViolations(const RunOutput& out) {
-  if (out.verdict == Verdict::kHarnessError) {
-    std::printf("    harness error: %s\n", out.harness_error.c_str());
-    return;
-  }
-  for (const checks::Violation& v : out.violations) {
-    std::printf("    %s: %s\n", v.check.c_str(), v.explanation.c_str());
-    for (size_t i = 0; i < v.witnesses.size() && i < 3; ++i) {
-      std::printf("      %s\n", v.witnesses[i].c_str());
-    }
-  }
 }
 
 std::string Sv(std::string_view v) { return std::string(v); }
@@ -174,11 +141,9 @@ int RealCommand(int argc, char** argv) {
     } else if (a == "--until-failure") {
       until_failure = true;
     } else if (absl::StartsWith(a, "--bound=")) {
-      sim::Duration d;
-      if (scenarios::internal::ParseDuration(a.substr(8), &d).has_value() || d.nanos() <= 0) {
+      if (!ParsePositiveDuration(a.substr(8), &options.bound)) {
         return Usage(absl::StrCat("--bound takes a positive duration such as 30s: '", a, "'"));
       }
-      options.bound = d;
     } else if (absl::StartsWith(a, "--trace=")) {
       trace_out = a.substr(8);
       if (trace_out.empty()) return Usage("--trace needs a file name: --trace=OUT");
@@ -196,7 +161,7 @@ int RealCommand(int argc, char** argv) {
   options.record_trace = !trace_out.empty();
   Scenario s;
   int code = 0;
-  if (!Load(files[0], &s, &code)) return code;
+  if (!LoadOrSay(files[0], &s, &code)) return code;
 
   // verdict text -> count, and the first trial that had it
   absl::btree_map<std::string, std::pair<int64_t, int64_t>> seen;
@@ -214,7 +179,7 @@ int RealCommand(int argc, char** argv) {
       std::printf("%s: note: %s has no equivalent of producer %s (not passed; clients/README.md)\n",
                   files[0].c_str(), r.client.c_str(), list.c_str());
     }
-    const std::string v = VerdictText(r.run);
+    const std::string v = scenarios::VerdictText(r.run);
     auto [it, inserted] = seen.try_emplace(v, 0, t);
     ++it->second.first;
     ++by_verdict[r.run.verdict];
@@ -226,7 +191,7 @@ int RealCommand(int argc, char** argv) {
                 rr.end_time.ToString().c_str(), static_cast<double>(r.wall.nanos()) / 1e9,
                 static_cast<unsigned long long>(r.connections), r.run.record.producer.acks.size(),
                 r.run.record.producer.errors.size());
-    if (inserted && r.run.verdict != Verdict::kPass) PrintViolations(r.run);
+    if (inserted && r.run.verdict != Verdict::kPass) PrintViolations(r.run, 4);
     if (!trace_out.empty()) {
       std::ofstream f(trace_out);
       f << r.run.trace;
@@ -277,7 +242,7 @@ int ServeCommand(int argc, char** argv) {
   if (files.size() != 1) return Usage("serve takes exactly one scenario file");
   Scenario s;
   int code = 0;
-  if (!Load(files[0], &s, &code)) return code;
+  if (!LoadOrSay(files[0], &s, &code)) return code;
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
   sigaction(SIGINT, &sa, nullptr);
@@ -292,9 +257,9 @@ int ServeCommand(int argc, char** argv) {
   options.stop = [] { return g_stop != 0; };
   const RunOutput out = wire::Serve(s, options);
   std::printf("%s: %s t=%ss appends=%zu responses=%zu\n", files[0].c_str(),
-              VerdictText(out).c_str(), out.record.run.end_time.ToString().c_str(),
+              scenarios::VerdictText(out).c_str(), out.record.run.end_time.ToString().c_str(),
               out.record.kafka.appends.size(), out.record.kafka.responses.size());
-  PrintViolations(out);
+  PrintViolations(out, 4);
   for (const kafka::NoteEvent& n : out.record.kafka.notes) {
     std::printf("  note t=%ss: %s\n", n.at.ToString().c_str(), n.text.c_str());
   }

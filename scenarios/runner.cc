@@ -312,6 +312,12 @@ Verdict Decide(const RunOutput& out, std::string* failing) {
   return Verdict::kPass;
 }
 
+std::string VerdictText(const RunOutput& out) {
+  std::string text(VerdictName(out.verdict));
+  if (!out.failing_check.empty()) absl::StrAppend(&text, " [", out.failing_check, "]");
+  return text;
+}
+
 absl::StatusOr<WorldPlan> PlanWorld(const Scenario& s) {
   WorldPlan plan;
   absl::StatusOr<kafka::ClusterConfig> cc = ClusterConfigOf(s.cluster);

@@ -95,6 +95,9 @@ absl::StatusOr<fault_models::FaultParams> FaultParamsOf(const FaultSpec& f);
 // a client failure first, then an assertion (Sarama's, or a client's fatal
 // error), then safety, then liveness or deadlock.
 Verdict Decide(const RunOutput& out, std::string* failing);
+// The verdict with the check that decided it, as every command prints it:
+// "safety [per-partition-order]", or "pass".
+std::string VerdictText(const RunOutput& out);
 
 // Builds and runs. A Scenario that parsed is runnable; an error here is a
 // harness error (returned in the output, not as a status).

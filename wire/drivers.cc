@@ -19,8 +19,11 @@ using scenarios::ProducerSpec;
 std::string Ms(sim::Duration d) { return absl::StrCat(d.millis()); }
 
 // Where the named driver programs are: $PRODSIM_CLIENTS_DIR, then beside an
-// installed prodsim (PREFIX/libexec/prodsim), then the build tree's.
-std::optional<std::string> FindProgram(const std::string& file, const std::string& build_subdir) {
+// installed prodsim (PREFIX/libexec/prodsim), then the build tree's, then,
+// for a driver that is not built (`source_needs` names what must be beside
+// it, e.g. kafkajs's node_modules), the source tree's.
+std::optional<std::string> FindProgram(const std::string& file, const std::string& subdir,
+                                       const char* source_needs) {
   std::vector<std::filesystem::path> dirs;
   if (const char* env = std::getenv("PRODSIM_CLIENTS_DIR"); env != nullptr && *env != '\0') {
     dirs.emplace_back(env);
@@ -29,12 +32,21 @@ std::optional<std::string> FindProgram(const std::string& file, const std::strin
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) dirs.push_back(exe.parent_path().parent_path() / "libexec" / "prodsim");
 #ifdef PRODSIM_BUILD_CLIENTS_DIR
-  dirs.push_back(std::filesystem::path(PRODSIM_BUILD_CLIENTS_DIR) / build_subdir);
+  dirs.push_back(std::filesystem::path(PRODSIM_BUILD_CLIENTS_DIR) / subdir);
 #endif
   for (const std::filesystem::path& d : dirs) {
     const std::filesystem::path p = d / file;
     if (access(p.c_str(), X_OK) == 0) return p.string();
   }
+#ifdef PRODSIM_SOURCE_CLIENTS_DIR
+  if (source_needs != nullptr) {
+    const std::filesystem::path d = std::filesystem::path(PRODSIM_SOURCE_CLIENTS_DIR) / subdir;
+    const std::filesystem::path p = d / file;
+    if (access(p.c_str(), X_OK) == 0 && access((d / source_needs).c_str(), R_OK) == 0) {
+      return p.string();
+    }
+  }
+#endif
   return std::nullopt;
 }
 
@@ -106,70 +118,69 @@ ClientConfig LibrdkafkaConfig(const ProducerSpec& p) {
   return c;
 }
 
-std::vector<std::string> DriverNames() { return {"librdkafka", "kafkajs", "sarama"}; }
+namespace {
+
+// The drivers known by name, each with the client's defaults for what the
+// checks read (when the scenario leaves the setting unset).
+struct KnownDriver {
+  const char* name;
+  const char* program;
+  const char* subdir;        // under clients/ (and the build tree's clients/)
+  const char* source_needs;  // not built: run from the source tree when this is there
+  const char* missing;       // how to get the program
+  ClientConfig (*config)(const ProducerSpec&);
+  bool idempotent_default;
+  int16_t acks_default;
+  int32_t max_in_flight_default;
+  bool sequence_error_is_violation;
+};
+
+constexpr KnownDriver kKnownDrivers[] = {
+    // librdkafka 2.0.2 CONFIGURATION.md: enable.idempotence false, acks all,
+    // max.in.flight 1000000 (5 with idempotence: the broker's limit).
+    // rd_kafka_handle_idempotent_Produce_error retries a batch refused with
+    // OUT_OF_ORDER_SEQUENCE_NUMBER when an earlier one in flight failed, so
+    // that answer is not itself a violation.
+    {"librdkafka", "prodsim-librdkafka", "librdkafka", nullptr,
+     "build the default preset, or set PRODSIM_CLIENTS_DIR", LibrdkafkaConfig, false, -1, 1000000,
+     false},
+    // kafkajs 2.2.4: idempotent false, acks -1 (all), maxInFlightRequests
+    // unlimited (null); the driver takes the scenario's names as they are.
+    // Not built by CMake: node, and `npm ci` in clients/kafkajs (its README).
+    {"kafkajs", "prodsim-kafkajs", "kafkajs", "node_modules",
+     "run 'npm ci' in clients/kafkajs (node and npm), or set PRODSIM_CLIENTS_DIR", ScenarioNames,
+     false, -1, 1000000, true},
+    // sarama.NewConfig(): idempotent false, WaitForLocal (1), 5 open requests.
+    {"sarama", "prodsim-sarama", "sarama", nullptr,
+     "build the default preset (Debian's Sarama), or clients/sarama/build.sh into "
+     "$PRODSIM_CLIENTS_DIR",
+     ScenarioNames, false, 1, 5, true},
+};
+
+}  // namespace
+
+std::vector<std::string> DriverNames() {
+  std::vector<std::string> names;
+  for (const KnownDriver& k : kKnownDrivers) names.emplace_back(k.name);
+  return names;
+}
 
 absl::StatusOr<Driver> FindDriver(std::string_view client) {
   Driver d;
-  if (client == "librdkafka") {
-    std::optional<std::string> program = FindProgram("prodsim-librdkafka", "librdkafka");
+  for (const KnownDriver& k : kKnownDrivers) {
+    if (client != k.name) continue;
+    std::optional<std::string> program = FindProgram(k.program, k.subdir, k.source_needs);
     if (!program) {
-      return absl::NotFoundError(
-          "the librdkafka driver (prodsim-librdkafka) was not found: build the default preset, "
-          "or set PRODSIM_CLIENTS_DIR");
+      return absl::NotFoundError(absl::StrCat("the ", k.name, " driver (", k.program,
+                                              ") was not found: ", k.missing));
     }
-    d.name = "librdkafka";
+    d.name = k.name;
     d.argv = {*program};
-    d.config = LibrdkafkaConfig;
-    // librdkafka 2.0.2 CONFIGURATION.md: enable.idempotence false, acks all,
-    // max.in.flight 1000000 (5 with idempotence: the broker's limit).
-    d.idempotent_default = false;
-    d.acks_default = -1;
-    d.max_in_flight_default = 1000000;
-    // rd_kafka_handle_idempotent_Produce_error retries a batch refused with
-    // OUT_OF_ORDER_SEQUENCE_NUMBER when an earlier one in flight failed.
-    d.sequence_error_is_violation = false;
-    return d;
-  }
-  if (client == "kafkajs") {
-    // clients/kafkajs: node and `npm ci` there (its README); not built by CMake.
-    std::optional<std::string> program = FindProgram("prodsim-kafkajs", "kafkajs");
-#ifdef PRODSIM_SOURCE_CLIENTS_DIR
-    if (!program) {
-      const std::string p = std::string(PRODSIM_SOURCE_CLIENTS_DIR) + "/kafkajs/prodsim-kafkajs";
-      const std::string modules = std::string(PRODSIM_SOURCE_CLIENTS_DIR) + "/kafkajs/node_modules";
-      if (access(p.c_str(), X_OK) == 0 && access(modules.c_str(), R_OK) == 0) program = p;
-    }
-#endif
-    if (!program) {
-      return absl::NotFoundError(
-          "the kafkajs driver was not found: run 'npm ci' in clients/kafkajs (node and npm), "
-          "or set PRODSIM_CLIENTS_DIR");
-    }
-    d.name = "kafkajs";
-    d.argv = {*program};
-    d.config = ScenarioNames;
-    // kafkajs 2.2.4: idempotent false, acks -1 (all), maxInFlightRequests
-    // unlimited (null); the driver takes the scenario's names as they are.
-    d.idempotent_default = false;
-    d.acks_default = -1;
-    d.max_in_flight_default = 1000000;
-    return d;
-  }
-  if (client == "sarama") {
-    // clients/sarama: built by its build.sh against a Sarama checkout.
-    std::optional<std::string> program = FindProgram("prodsim-sarama", "sarama");
-    if (!program) {
-      return absl::NotFoundError(
-          "the Sarama driver (prodsim-sarama) was not found: build it with "
-          "clients/sarama/build.sh into $PRODSIM_CLIENTS_DIR");
-    }
-    d.name = "sarama";
-    d.argv = {*program};
-    d.config = ScenarioNames;
-    // sarama.NewConfig(): idempotent false, WaitForLocal (1), 5 open requests.
-    d.idempotent_default = false;
-    d.acks_default = 1;
-    d.max_in_flight_default = 5;
+    d.config = k.config;
+    d.idempotent_default = k.idempotent_default;
+    d.acks_default = k.acks_default;
+    d.max_in_flight_default = k.max_in_flight_default;
+    d.sequence_error_is_violation = k.sequence_error_is_violation;
     return d;
   }
   if (client.empty()) return absl::InvalidArgumentError("--client needs a driver name or a command");

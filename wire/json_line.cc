@@ -32,24 +32,6 @@ absl::StatusOr<JsonLine> JsonLine::Parse(std::string_view line) {
   return out;
 }
 
-std::optional<std::string> JsonLine::String(std::string_view key) const {
-  auto it = fields_.find(std::string(key));
-  if (it == fields_.end() || !std::holds_alternative<std::string>(it->second)) return std::nullopt;
-  return std::get<std::string>(it->second);
-}
-
-std::optional<int64_t> JsonLine::Int(std::string_view key) const {
-  auto it = fields_.find(std::string(key));
-  if (it == fields_.end() || !std::holds_alternative<int64_t>(it->second)) return std::nullopt;
-  return std::get<int64_t>(it->second);
-}
-
-std::optional<bool> JsonLine::Bool(std::string_view key) const {
-  auto it = fields_.find(std::string(key));
-  if (it == fields_.end() || !std::holds_alternative<bool>(it->second)) return std::nullopt;
-  return std::get<bool>(it->second);
-}
-
 std::string JsonQuote(std::string_view s) { return json::Quote(s); }
 
 }  // namespace wire

@@ -27,11 +27,19 @@ class JsonLine {
   static absl::StatusOr<JsonLine> Parse(std::string_view line);
 
   bool Has(std::string_view key) const { return fields_.contains(std::string(key)); }
-  std::optional<std::string> String(std::string_view key) const;
-  std::optional<int64_t> Int(std::string_view key) const;
-  std::optional<bool> Bool(std::string_view key) const;
+  // The value of `key` if it has that type.
+  std::optional<std::string> String(std::string_view key) const { return Get<std::string>(key); }
+  std::optional<int64_t> Int(std::string_view key) const { return Get<int64_t>(key); }
+  std::optional<bool> Bool(std::string_view key) const { return Get<bool>(key); }
 
  private:
+  template <typename T>
+  std::optional<T> Get(std::string_view key) const {
+    auto it = fields_.find(std::string(key));
+    if (it == fields_.end() || !std::holds_alternative<T>(it->second)) return std::nullopt;
+    return std::get<T>(it->second);
+  }
+
   absl::btree_map<std::string, JsonValue> fields_;
 };
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "checks/check.h"
+#include "scenarios/realism.h"
 #include "sim/core/buggify.h"
 #include "sim/kafka/cluster.h"
 #include "sim/kafka/wire/codec.h"
@@ -265,6 +266,31 @@ Scenario Bounded(const Scenario& s, Duration bound) {
   return b;
 }
 
+// PlanWorld's plan, refused if it has mock faults: they answer what no real
+// broker does, and wire mode runs realistic faults only.
+absl::StatusOr<scenarios::WorldPlan> PlanRealWorld(const Scenario& s) {
+  absl::StatusOr<scenarios::WorldPlan> plan = scenarios::PlanWorld(s);
+  if (plan.ok() && plan->mock_faults) {
+    return absl::InvalidArgumentError(
+        "mock faults (mock.*) answer what no real broker does; wire mode runs realistic faults "
+        "only");
+  }
+  return plan;
+}
+
+// The world of `plan` with its ports open and its faults scheduled (they
+// apply once the scheduler runs).
+absl::StatusOr<std::unique_ptr<RealWorld>> OpenWorld(const Scenario& s, scenarios::WorldPlan& plan,
+                                                     const sim::SchedulerOptions& o) {
+  auto w = std::make_unique<RealWorld>(o, plan.cluster, s.buggify.sites);
+  if (!w->loop.status().ok()) return w->loop.status();
+  if (absl::Status st = w->bridge.Listen(); !st.ok()) return st;
+  w->network.SetDefaultLatency(plan.latency);
+  scenarios::FollowCountFaults(s, plan, w->sched, w->cluster, w->record);
+  plan.faults.Start(fault_models::World{&w->sched, &w->network, &w->cluster, w->client});
+  return w;
+}
+
 }  // namespace
 
 RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
@@ -272,7 +298,8 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   scenarios::RunOutput& out = result.run;
   signal(SIGPIPE, SIG_IGN);  // writes to a gone client fail with EPIPE instead
   const Scenario s = Bounded(scenario, options.bound);
-  absl::StatusOr<scenarios::WorldPlan> plan = scenarios::PlanWorld(s);
+  out.mock_faults = scenarios::HasMockFaults(s);
+  absl::StatusOr<scenarios::WorldPlan> plan = PlanRealWorld(s);
   absl::StatusOr<Driver> driver = FindDriver(options.client);
   for (const absl::Status& st : {plan.status(), driver.status()}) {
     if (!st.ok()) {
@@ -280,28 +307,18 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
       return result;
     }
   }
-  out.mock_faults = plan->mock_faults;
-  if (plan->mock_faults) {
-    HarnessError(out, "mock faults (mock.*) answer what no real broker does; wire mode runs "
-                      "realistic faults only");
-    return result;
-  }
   const ClientConfig config = driver->config(s.producer);
   result.ignored_settings = config.ignored;
   result.client = driver->name;
 
   sim::SchedulerOptions o = plan->scheduler;
   o.record_trace = options.record_trace;
-  auto w = std::make_unique<RealWorld>(o, plan->cluster, s.buggify.sites);
-  if (!w->loop.status().ok()) {
-    HarnessError(out, std::string(w->loop.status().message()));
+  absl::StatusOr<std::unique_ptr<RealWorld>> opened = OpenWorld(s, *plan, o);
+  if (!opened.ok()) {
+    HarnessError(out, std::string(opened.status().message()));
     return result;
   }
-  if (absl::Status st = w->bridge.Listen(); !st.ok()) {
-    HarnessError(out, std::string(st.message()));
-    return result;
-  }
-  w->network.SetDefaultLatency(plan->latency);
+  std::unique_ptr<RealWorld> w = *std::move(opened);
   checks::RunRecord& record = w->record;
   record.idempotent = s.producer.idempotent.value_or(driver->idempotent_default);
   record.required_acks = static_cast<int16_t>(s.producer.required_acks.value_or(driver->acks_default));
@@ -310,8 +327,6 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   record.client.emplace();
   checks::ClientRecord& client = *record.client;
   client.name = driver->name;
-  scenarios::FollowCountFaults(s, *plan, w->sched, w->cluster, record);
-  plan->faults.Start(fault_models::World{&w->sched, &w->network, &w->cluster, w->client});
 
   // The client's flush at close may wait until about a second before the
   // bound: after that prodsim would kill it anyway.
@@ -321,11 +336,12 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
                                             (s.workload.messages / std::max(1, s.workload.burst)));
   const Duration flush_timeout = std::max(
       Duration::Seconds(1), (o.time_limit - Time()) - workload_span - Duration::Seconds(1));
-  ClientLines lines(*w, client, s.workload, TopicsOf(s));
+  const std::vector<std::string> topics = TopicsOf(s);
+  ClientLines lines(*w, client, s.workload, topics);
   Child::Spec spec;
   spec.argv = driver->argv;
-  spec.stdin_text = JobLine(s.workload, TopicsOf(s), w->bridge.bootstrap(), flush_timeout,
-                            config.config) + "\n";
+  spec.stdin_text =
+      JobLine(s.workload, topics, w->bridge.bootstrap(), flush_timeout, config.config) + "\n";
   absl::StatusOr<std::unique_ptr<Child>> child =
       Child::Start(w->loop, spec, [&lines](std::string line) { lines.OnLine(std::move(line)); });
   if (!child.ok()) {
@@ -402,25 +418,15 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
 scenarios::RunOutput Serve(const Scenario& s, const ServeOptions& options) {
   scenarios::RunOutput out;
   signal(SIGPIPE, SIG_IGN);
-  absl::StatusOr<scenarios::WorldPlan> plan = scenarios::PlanWorld(s);
-  if (!plan.ok()) {
-    HarnessError(out, std::string(plan.status().message()));
+  absl::StatusOr<scenarios::WorldPlan> plan = PlanRealWorld(s);
+  absl::StatusOr<std::unique_ptr<RealWorld>> opened =
+      plan.ok() ? OpenWorld(s, *plan, plan->scheduler) : plan.status();
+  if (!opened.ok()) {
+    HarnessError(out, std::string(opened.status().message()));
     return out;
   }
-  if (plan->mock_faults) {
-    HarnessError(out, "mock faults (mock.*) answer what no real broker does; wire mode runs "
-                      "realistic faults only");
-    return out;
-  }
-  auto w = std::make_unique<RealWorld>(plan->scheduler, plan->cluster, s.buggify.sites);
-  if (absl::Status st = w->bridge.Listen(); !st.ok()) {
-    HarnessError(out, std::string(st.message()));
-    return out;
-  }
-  w->network.SetDefaultLatency(plan->latency);
+  std::unique_ptr<RealWorld> w = *std::move(opened);
   w->record.idempotent = true;  // the log checks look at producer ids only
-  scenarios::FollowCountFaults(s, *plan, w->sched, w->cluster, w->record);
-  plan->faults.Start(fault_models::World{&w->sched, &w->network, &w->cluster, w->client});
   if (options.on_ready) options.on_ready(w->bridge.bootstrap());
   RealWorld* world = w.get();
   w->outside.set_after([world, &options] {
