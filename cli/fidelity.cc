@@ -121,7 +121,7 @@ int FidelityCommand(int argc, char** argv) {
     } else if (absl::StartsWith(a, "--policy=")) {
       policy = a.substr(9);
       if (!sim::ParsePolicy(policy).ok()) {
-        return Usage(absl::StrCat("unknown --policy '", policy, "' (fifo, random or pct)"));
+        return Usage(absl::StrCat("unknown --policy '", policy, "' (fifo, random, pct or go)"));
       }
     } else if (absl::StartsWith(a, "--csv=")) {
       csv = a.substr(6);

@@ -325,7 +325,8 @@ void FaultSchedule::Start(World w) {
   PRODSIM_ASSERT(w.cluster != nullptr);
   for (size_t i = 0; i < entries_.size(); ++i) {
     w.sched->Go(absl::StrCat("fault#", i, ".", entries_[i].params.kind),
-                ApplyAt(w, entries_[i].params, entries_[i].fault), {.daemon = true});
+                ApplyAt(w, entries_[i].params, entries_[i].fault),
+                {.daemon = true, .world = true});
   }
 }
 

@@ -671,6 +671,9 @@ sim::Task<void> BrokerProducer::Bridge(BrokerProducerPtr bp) {
     if (!next.has_value()) break;
     std::shared_ptr<ProduceSet> set = std::move(*next);
     std::shared_ptr<kafka::ProduceRequest> request = set->BuildRequest();
+    // CPU (go policy): buildRequest, the encoding and the write, by bytes.
+    p->sched().Spend(p->sched().cpu().request +
+                     p->sched().cpu().request_byte * set->buffer_bytes());
     wg->Add(1);
     ProduceCallback cb = [pending = bp->pending, set, wg](
                              std::shared_ptr<const kafka::ProduceResponse> res, Error err) {
@@ -808,6 +811,8 @@ sim::Task<void> BrokerProducer::HandleMessage(MessagePtr msg, sim::ChanPtr<sim::
       co_return;
     }
   }
+  // CPU (go policy): produceSet.add and the message's share of the request.
+  p->sched().Spend(p->sched().cpu().message);
   if (Error err = buffer_->Add(msg, p->sched().now())) {
     p->Note(0x61737274 /*asrt*/, msg->id, [&] {
       return absl::StrCat("produceSet.add failed for id=", msg->id, " seq=", msg->sequence_number,

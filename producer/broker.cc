@@ -437,6 +437,8 @@ sim::Task<void> Broker::ResponseReceiver(std::shared_ptr<Broker> self,
       co_await Handle(promise, nullptr, err);
       continue;
     }
+    // CPU (go policy): the read and the decoding of the response.
+    sched_->Spend(sched_->cpu().response);
     const auto* m = dynamic_cast<const kafka::Message*>(msg.get());
     if (m == nullptr || m->correlation_id != promise->correlation_id) {
       dead = Error::Of(ErrorKind::kDecoding,

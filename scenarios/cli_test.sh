@@ -34,7 +34,9 @@ expect 64 "no scenario file" -- run
 printf 'seed = 1\n[schedule]\npolicy = "pct"\ntape = "00ff"\n' > "$dir/tape_pct.toml"
 printf 'seed = 1\n[schedule]\ntape = "0g"\n' > "$dir/tape_hex.toml"
 printf 'seed = 1\n[schedule]\ntape = "abc"\n' > "$dir/tape_odd.toml"
-expect 65 "tape_pct.toml:4:[0-9]+: .*only read by policy" -- run "$dir/tape_pct.toml"
+expect 65 "tape_pct.toml:4:[0-9]+: .*only read by polic" -- run "$dir/tape_pct.toml"
+printf 'seed = 1\n[schedule]\npolicy = "random"\ngomaxprocs = 4\n' > "$dir/procs_random.toml"
+expect 65 "procs_random.toml:4:[0-9]+: .*only read by policy \"go\"" -- run "$dir/procs_random.toml"
 expect 65 "tape_hex.toml:3:[0-9]+: .*not a hex digit" -- run "$dir/tape_hex.toml"
 expect 65 "tape_odd.toml:3:[0-9]+: .*odd number" -- run "$dir/tape_odd.toml"
 # decode / encode (the fuzzer's codec).

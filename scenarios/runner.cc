@@ -345,6 +345,14 @@ absl::StatusOr<WorldPlan> PlanWorld(const Scenario& s) {
   o.pct_depth = static_cast<uint32_t>(s.schedule.pct_depth);
   o.pct_steps = static_cast<uint64_t>(s.schedule.pct_steps);
   o.preempt_per_mille = static_cast<uint32_t>(s.schedule.preempt_per_mille);
+  o.gomaxprocs = static_cast<uint32_t>(s.schedule.gomaxprocs);
+  o.perturb_per_mille = static_cast<uint32_t>(s.schedule.perturb_per_mille);
+  o.cpu = sim::CpuCosts{.sync_op = s.schedule.cpu_sync_op,
+                        .wake = s.schedule.cpu_wake,
+                        .message = s.schedule.cpu_message,
+                        .request = s.schedule.cpu_request,
+                        .request_byte = s.schedule.cpu_request_byte,
+                        .response = s.schedule.cpu_response};
   o.tape = s.schedule.tape;
   o.step_limit = static_cast<uint64_t>(s.limits.steps);
   // Once the faults healed, the run may go on for the liveness grace only.

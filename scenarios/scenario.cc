@@ -296,11 +296,29 @@ void ReadFields(TableReader& r, const Section& s, void* section,
 // The sections' own checks.
 
 void CheckSchedule(TableReader& r, const ScheduleSpec& s) {
-  if (!s.tape.empty() && s.policy != "random") {
+  if (!s.tape.empty() && s.policy != "random" && s.policy != "go") {
     r.diag().Add(r.PosOrTable("tape"),
-                 absl::StrCat(r.Name("tape"), " is only read by policy \"random\", not \"",
+                 absl::StrCat(r.Name("tape"), " is only read by policies \"random\" and \"go\", not \"",
                               s.policy, "\""),
-                 "set policy = \"random\" or remove the tape");
+                 "set policy = \"random\" or \"go\", or remove the tape");
+  }
+  if (s.policy != "go") {
+    // The Ps, the perturbation and the CPU costs mean something only under go.
+    const ScheduleSpec defaults;
+    for (const auto& [key, set] : {std::pair<std::string_view, bool>{"gomaxprocs", s.gomaxprocs != defaults.gomaxprocs},
+                                   {"perturb_per_mille", s.perturb_per_mille != defaults.perturb_per_mille},
+                                   {"cpu_sync_op", s.cpu_sync_op != defaults.cpu_sync_op},
+                                   {"cpu_wake", s.cpu_wake != defaults.cpu_wake},
+                                   {"cpu_message", s.cpu_message != defaults.cpu_message},
+                                   {"cpu_request", s.cpu_request != defaults.cpu_request},
+                                   {"cpu_request_byte", s.cpu_request_byte != defaults.cpu_request_byte},
+                                   {"cpu_response", s.cpu_response != defaults.cpu_response}}) {
+      if (!set) continue;
+      r.diag().Add(r.PosOrTable(key),
+                   absl::StrCat(r.Name(key), " is only read by policy \"go\", not \"", s.policy,
+                                "\""),
+                   "set policy = \"go\" or remove it");
+    }
   }
 }
 

@@ -194,8 +194,11 @@ Scenario ExpectedFullExample() {
   Scenario s;
   s.seed = 42;
   s.description = "Leader moves while an \"idempotent\" producer retries";
-  s.schedule = {.policy = "pct", .pct_depth = 4, .pct_steps = 500000, .preempt_per_mille = 250,
-                .tape = ""};
+  s.schedule = ScheduleSpec{};
+  s.schedule.policy = "pct";
+  s.schedule.pct_depth = 4;
+  s.schedule.pct_steps = 500000;
+  s.schedule.preempt_per_mille = 250;
   s.producer = ExpectedFullExampleProducer();
   s.cluster.brokers = 3;
   s.cluster.min_insync_replicas = 2;

@@ -21,7 +21,7 @@ constexpr int64_t kPositive = 1;  // the least positive duration, in ns
 
 // The value lists. A new profile (e.g. "sarama-main") is one more entry.
 constexpr std::string_view kProfiles[] = {"sarama-1.42.1", "sarama-main"};
-constexpr std::string_view kPolicies[] = {"fifo", "random", "pct"};
+constexpr std::string_view kPolicies[] = {"fifo", "random", "pct", "go"};
 constexpr std::string_view kLatencyKindNames[] = {"constant", "uniform", "exponential"};
 constexpr std::string_view kDirections[] = {"to_broker", "from_broker", "both"};
 constexpr std::string_view kApis[] = {"produce", "metadata", "init_producer_id"};
@@ -147,15 +147,65 @@ constexpr Field kScheduleFields[] = {
                                           .doc = "the chance per mille of a time-slice preemption",
                                           .shrink_text = "default (with policy)",
                                           .codec = &PreemptRange}),
+    Of<&ScheduleSpec::gomaxprocs>({.key = "gomaxprocs",
+                                   .type = Type::kInt,
+                                   .lo = 1,
+                                   .hi = 64,
+                                   .doc = "go: GOMAXPROCS, the number of Ps (default 2: the cores "
+                                          "of the machine the real clients run on in CI)",
+                                   .shrink = Shrink::kToDefault}),
+    Of<&ScheduleSpec::perturb_per_mille>({.key = "perturb_per_mille",
+                                          .type = Type::kInt,
+                                          .lo = 0,
+                                          .hi = 1000,
+                                          .doc = "go: the chance per mille of an extra preemption "
+                                                 "at a synchronization point, on top of Go's rules",
+                                          .shrink = Shrink::kToDefault}),
+    Of<&ScheduleSpec::cpu_sync_op>({.key = "cpu_sync_op",
+                                    .type = Type::kDuration,
+                                    .hi = 1000000000,
+                                    .doc = "go: the CPU time of a synchronization point (a "
+                                           "channel operation that does not block)",
+                                    .shrink = Shrink::kToDefault}),
+    Of<&ScheduleSpec::cpu_wake>({.key = "cpu_wake",
+                                 .type = Type::kDuration,
+                                 .hi = 1000000000,
+                                 .doc = "go: the CPU time of waking a blocked goroutine (goready), "
+                                        "on the waker's P",
+                                 .shrink = Shrink::kToDefault}),
+    Of<&ScheduleSpec::cpu_message>({.key = "cpu_message",
+                                    .type = Type::kDuration,
+                                    .hi = 1000000000,
+                                    .doc = "go: the CPU time of a message through the producer "
+                                           "(input to produce set)",
+                                    .shrink = Shrink::kToDefault}),
+    Of<&ScheduleSpec::cpu_request>({.key = "cpu_request",
+                                    .type = Type::kDuration,
+                                    .hi = 1000000000,
+                                    .doc = "go: the CPU time of a request built, encoded and "
+                                           "written, besides its bytes",
+                                    .shrink = Shrink::kToDefault}),
+    Of<&ScheduleSpec::cpu_request_byte>({.key = "cpu_request_byte",
+                                         .type = Type::kDuration,
+                                         .hi = 1000000,
+                                         .doc = "go: the CPU time per byte of a request (encoding, "
+                                                "CRC)",
+                                         .shrink = Shrink::kToDefault}),
+    Of<&ScheduleSpec::cpu_response>({.key = "cpu_response",
+                                     .type = Type::kDuration,
+                                     .hi = 1000000000,
+                                     .doc = "go: the CPU time of a response read and decoded",
+                                     .shrink = Shrink::kToDefault}),
     Of<&ScheduleSpec::tape>(
         {.key = "tape",
          .type = Type::kHex,
          .hi = size_t{1} << 20,
-         .doc = "random policy only: the first scheduling decisions, a byte each (switch iff "
-                "byte/256 < preempt_per_mille/1000; which runnable task: byte mod count), then "
-                "the seed decides",
-         .rule = "`policy = \"random\"` only; `prodsim decode` writes it (the scenario fuzzer's "
-                 "left-over input bytes)",
+         .doc = "random and go policies: the first scheduling decisions, a byte each (random: "
+                "switch iff byte/256 < preempt_per_mille/1000, which runnable task: byte mod "
+                "count; go: which P runs, the perturbation, the steal order), then the seed "
+                "decides",
+         .rule = "`policy = \"random\"` or `\"go\"` only; `prodsim decode` writes it (the "
+                 "scenario fuzzer's left-over input bytes)",
          .shrink_text = "halves"}),
 };
 
@@ -566,7 +616,8 @@ constexpr Field kProfileExpectFields[] = {
 // Sections that hold other tables list those keys too, for hints.
 const Section kTop{"", "the top level", "", kTopFields};
 const Section kSchedule{"schedule", "[schedule]",
-                        "Which runnable task the scheduler picks next: fifo, random or pct.",
+                        "Which runnable task the scheduler picks next: fifo, random, pct or go (Go's "
+                        "runtime scheduler on gomaxprocs Ps, with CPU costs).",
                         kScheduleFields};
 const Section kProducer{"producer", "[producer]",
                         "The producer model: a profile, and Sarama config fields by their Sarama\n"

@@ -19,11 +19,23 @@ namespace scenarios {
 using sim::Duration;
 
 struct ScheduleSpec {
-  std::string policy = "random";  // fifo | random | pct
+  std::string policy = "random";  // fifo | random | pct | go
   int32_t pct_depth = 3;
   int64_t pct_steps = 200000;
   int32_t preempt_per_mille = 500;
-  // Random policy only: the first scheduling decisions, one byte each
+  // Go only: GOMAXPROCS (the CI machine's and this machine's 2 cores), the
+  // perturbation, and what a step costs in CPU time (sim::CpuCosts). The
+  // defaults are Sarama v1.42.1's costs measured on this machine with Go
+  // 1.19 (tools/cpu-costs/README.md: the minima at GOMAXPROCS=2, rounded).
+  int32_t gomaxprocs = 2;
+  int32_t perturb_per_mille = 0;
+  Duration cpu_sync_op = Duration::Nanos(25);
+  Duration cpu_wake = Duration::Nanos(200);
+  Duration cpu_message = Duration::Nanos(500);
+  Duration cpu_request = Duration::Micros(25);
+  Duration cpu_request_byte = Duration::Nanos(2);
+  Duration cpu_response = Duration::Micros(40);
+  // Random and go policies: the first scheduling decisions, one byte each
   // (sim::SchedulerOptions::tape); written in the file as hex. The
   // scenario fuzzer's bytes end up here (scenarios/decode.h).
   std::string tape;

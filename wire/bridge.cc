@@ -133,7 +133,7 @@ void Bridge::OnAccept(kafka::BrokerId broker, int listen_fd) {
       Close(c, /*reset=*/true);
       continue;
     }
-    sched_.Go(absl::StrCat("wire.conn", c->id), Pump(c), {.daemon = true});
+    sched_.Go(absl::StrCat("wire.conn", c->id), Pump(c), {.daemon = true, .world = true});
   }
 }
 

@@ -28,7 +28,7 @@ using ::testing::Not;
 
 using Log = std::vector<std::string>;
 
-constexpr Policy kAllPolicies[] = {Policy::kFifo, Policy::kRandom, Policy::kPct};
+constexpr Policy kAllPolicies[] = {Policy::kFifo, Policy::kRandom, Policy::kPct, Policy::kGo};
 constexpr uint64_t kSeedsPerPolicy = 12;
 
 // Runs `check` once per policy and seed, for behaviour that every schedule

@@ -25,7 +25,7 @@ SchedulerOptions Options(uint64_t seed, Policy policy) {
 RC_GTEST_PROP(KernelProperty, SameSeedSameDigest, (uint64_t program_seed, uint64_t seed)) {
   Prng prng(program_seed);
   const Program p = RandomProgram(prng);
-  const auto policy = *rc::gen::element(Policy::kFifo, Policy::kRandom, Policy::kPct);
+  const auto policy = *rc::gen::element(Policy::kFifo, Policy::kRandom, Policy::kPct, Policy::kGo);
   const RunResult first = RunProgram(p, Options(seed, policy));
   const RunResult second = RunProgram(p, Options(seed, policy));
   RC_ASSERT(first.digest == second.digest);

@@ -14,6 +14,7 @@ std::string_view PolicyName(Policy p) {
     case Policy::kFifo: return "fifo";
     case Policy::kRandom: return "random";
     case Policy::kPct: return "pct";
+    case Policy::kGo: return "go";
   }
   return "?";
 }
@@ -22,8 +23,9 @@ absl::StatusOr<Policy> ParsePolicy(std::string_view name) {
   if (name == "fifo") return Policy::kFifo;
   if (name == "random") return Policy::kRandom;
   if (name == "pct") return Policy::kPct;
+  if (name == "go") return Policy::kGo;
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown schedule policy '", std::string(name), "' (expected fifo, random or pct)"));
+      "unknown schedule policy '", std::string(name), "' (expected fifo, random, pct or go)"));
 }
 
 std::string_view OutcomeName(Outcome o) {
@@ -49,6 +51,12 @@ Scheduler::Scheduler(SchedulerOptions options)
   task_names_.emplace_back("<none>");
   object_names_.emplace_back("<none>");
   if (options_.policy == Policy::kPct) SetupPct();
+  if (options_.policy == Policy::kGo) {
+    PRODSIM_ASSERT(options_.gomaxprocs >= 1);
+    go_ = true;
+    nps_ = options_.gomaxprocs;
+    ps_.resize(nps_ + 1);
+  }
 }
 
 Scheduler::~Scheduler() { DestroyTasks(); }
@@ -63,6 +71,8 @@ void Scheduler::DestroyTasks() {
   }
   tasks_.clear();
   runq_ = RunQueue();
+  global_ = RunQueue();
+  for (GoP& p : ps_) p = GoP{};
   timers_.clear();
 }
 
@@ -82,6 +92,7 @@ uint32_t Scheduler::Go(std::string name, Task<void> task, SpawnOptions opts) {
   auto g = std::make_unique<Goroutine>();
   g->id = next_id_++;
   g->daemon = opts.daemon;
+  g->world = opts.world || (current_ != nullptr && current_->world);
   g->root = task.Release();
   g->resume = g->root;
   g->state = TaskState::kRunnable;
@@ -101,7 +112,15 @@ uint32_t Scheduler::Go(std::string name, Task<void> task, SpawnOptions opts) {
   Emit(EventKind::kSpawn, g->id);
   Goroutine* raw = g.get();
   tasks_.emplace(raw->id, std::move(g));
-  runq_.PushBack(raw);
+  if (!go_) {
+    runq_.PushBack(raw);
+  } else if (raw->world) {
+    ps_[nps_].local.PushBack(raw);
+  } else if (current_ != nullptr && !current_->world) {
+    RunqPut(ps_[cur_p_], raw, /*next=*/true);  // newproc: runqput(pp, newg, true)
+  } else {
+    global_.PushBack(raw);  // spawned by the world, not by a goroutine
+  }
   return raw->id;
 }
 
@@ -183,6 +202,8 @@ bool Scheduler::SyncPointSlow() {
       return !runq_.empty() && RandomSwitch();
     case Policy::kPct:
       return PctSwitch();
+    case Policy::kGo:
+      break;  // SyncPointGo
   }
   return false;
 }
@@ -200,13 +221,15 @@ bool Scheduler::PctSwitch() {
   return false;
 }
 
-bool Scheduler::RandomSwitch() {
+bool Scheduler::RandomSwitch() { return TapeChance(options_.preempt_per_mille); }
+
+bool Scheduler::TapeChance(uint32_t per_mille) {
   if (tape_pos_ < options_.tape.size()) {
-    // A byte b in [0, 256) switches iff b / 256 < preempt_per_mille / 1000.
+    // A byte b in [0, 256) says yes iff b / 256 < per_mille / 1000.
     const uint32_t b = static_cast<uint8_t>(options_.tape[tape_pos_++]);
-    return b * 1000 < options_.preempt_per_mille * 256;
+    return b * 1000 < per_mille * 256;
   }
-  return sched_prng_.Chance(options_.preempt_per_mille, 1000);
+  return sched_prng_.Chance(per_mille, 1000);
 }
 
 size_t Scheduler::RandomPick(size_t n) {
@@ -216,8 +239,200 @@ size_t Scheduler::RandomPick(size_t n) {
   return static_cast<size_t>(sched_prng_.Below(n));
 }
 
+// --- The go policy. Each rule names the function of Go's runtime/proc.go
+// (Go 1.19, Debian 12's) that it follows.
+
+bool Scheduler::AnyRunnable() {
+  if (!go_) return !runq_.empty();
+  Time busy;
+  return PickP(&busy, /*draw=*/false) >= 0;
+}
+
+void Scheduler::ChargeCpu(GoP& p) {
+  if (pending_cpu_.nanos() == 0) return;
+  p.busy_until = PReady(p) + pending_cpu_;
+  pending_cpu_ = Duration();
+}
+
+// runqput: next puts g in runnext and kicks the old runnext to the tail of
+// the local queue; a full local queue (256) moves half of it and g to the
+// global queue (runqputslow).
+void Scheduler::RunqPut(GoP& p, Goroutine* g, bool next) {
+  if (next) {
+    Goroutine* old = std::exchange(p.runnext, g);
+    p.runnext_at = now_;
+    if (old == nullptr) return;
+    g = old;
+  }
+  constexpr size_t kLocalCap = 256;
+  if (p.local.size() < kLocalCap) {
+    p.local.PushBack(g);
+    return;
+  }
+  for (size_t i = 0; i < kLocalCap / 2; ++i) global_.PushBack(p.local.PopFront());
+  global_.PushBack(g);
+}
+
+// ready(gp, traceskip, next=true), as goready does for a channel
+// operation, a lock or a WaitGroup: into the runnext of the waker's P. A
+// wake-up from outside any goroutine (a timer, a network delivery: Go's
+// netpoll hands those to injectglist) goes to the global queue.
+void Scheduler::ReadyGo(Goroutine* g) {
+  if (g->world) {
+    ps_[nps_].local.PushBack(g);
+  } else if (current_ != nullptr && !current_->world) {
+    pending_cpu_ = pending_cpu_ + options_.cpu.wake;  // the waker is a program goroutine
+    RunqPut(ps_[cur_p_], g, /*next=*/true);
+  } else {
+    global_.PushBack(g);
+  }
+}
+
+// Whether P `i`, with no goroutine on it, would find one in findRunnable:
+// its own runnext or local queue, the global queue, or one to steal.
+bool Scheduler::GoCanFindWork(size_t i) const {
+  const GoP& p = ps_[i];
+  if (i == nps_) return !p.local.empty();  // the world runs only its own
+  if (p.runnext != nullptr || !p.local.empty() || !global_.empty()) return true;
+  for (size_t v = 0; v < nps_; ++v) {
+    if (v != i && Stealable(v, /*runnext=*/true)) return true;
+  }
+  return false;
+}
+
+// runqgrab: a thief may take from P v's local queue; and, on the last
+// try, the runnext of a P that is running a goroutine and has not run its
+// runnext within kGoRunnextStealDelay (the 3 us runqgrab sleeps for).
+bool Scheduler::Stealable(size_t v, bool runnext) const {
+  const GoP& victim = ps_[v];
+  if (!victim.local.empty()) return true;
+  return runnext && victim.runnext != nullptr && victim.cur != nullptr &&
+         now_ - victim.runnext_at >= kGoRunnextStealDelay;
+}
+
+// Which P runs next. Every P that has a goroutine on it, or would find
+// one, runs in parallel with the others; the simulation runs one at a
+// time, the one whose CPU is free first (the cost it spent), and among
+// those free now a draw decides (parallel execution interleaves anywhere).
+int Scheduler::PickP(Time* busy_until, bool draw) {
+  *busy_until = Time::Max();
+  size_t ready[64];
+  size_t n = 0;
+  for (size_t i = 0; i < ps_.size(); ++i) {
+    const GoP& p = ps_[i];
+    if (p.cur == nullptr && !GoCanFindWork(i)) continue;
+    const Time at = PReady(p);
+    if (at > now_) {
+      *busy_until = std::min(*busy_until, at);
+      continue;
+    }
+    if (n < std::size(ready)) ready[n++] = i;
+  }
+  if (n == 0) return -1;
+  if (n == 1 || !draw) return static_cast<int>(ready[0]);
+  return static_cast<int>(ready[RandomPick(n)]);
+}
+
+// findRunnable, in its order: the global queue first on every 61st tick
+// (fairness), runnext (the time slice inherited), the local queue, the
+// global queue (globrunqget takes a share onto the local queue), then
+// stealing (stealWork: victims in a random order; half of a local queue;
+// a running P's runnext only as the last resort, after the 3 us runqgrab
+// waits for its owner to run it).
+Goroutine* Scheduler::FindRunnable(GoP& p, bool* inherit) {
+  *inherit = false;
+  if (&p == &ps_[nps_]) return p.local.empty() ? nullptr : p.local.PopFront();
+  if (p.schedtick % 61 == 0 && !global_.empty()) return global_.PopFront();
+  if (p.runnext != nullptr) {
+    *inherit = true;
+    return std::exchange(p.runnext, nullptr);
+  }
+  if (!p.local.empty()) return p.local.PopFront();
+  if (!global_.empty()) {
+    size_t take = std::min(global_.size(), global_.size() / nps_ + 1);
+    take = std::min<size_t>(take, 128);
+    Goroutine* g = global_.PopFront();
+    for (size_t i = 1; i < take; ++i) p.local.PushBack(global_.PopFront());
+    return g;
+  }
+  const size_t self = static_cast<size_t>(&p - ps_.data());
+  steal_order_.clear();
+  for (size_t v = 0; v < nps_; ++v) {
+    if (v != self) steal_order_.push_back(v);
+  }
+  const size_t start = steal_order_.size() > 1 ? RandomPick(steal_order_.size()) : 0;
+  for (const bool runnext : {false, true}) {
+    for (size_t k = 0; k < steal_order_.size(); ++k) {
+      const size_t v = steal_order_[(start + k) % steal_order_.size()];
+      if (Goroutine* g = StealFrom(p, v, runnext)) return g;
+    }
+  }
+  return nullptr;
+}
+
+// runqsteal: half of the victim's local queue (rounded up), the first of
+// them to run and the rest onto the thief's local queue; or its runnext.
+Goroutine* Scheduler::StealFrom(GoP& thief, size_t victim_index, bool runnext) {
+  if (!Stealable(victim_index, runnext)) return nullptr;
+  GoP& victim = ps_[victim_index];
+  if (victim.local.empty()) return std::exchange(victim.runnext, nullptr);
+  const size_t n = victim.local.size() - victim.local.size() / 2;
+  for (size_t i = 0; i + 1 < n; ++i) thief.local.PushBack(victim.local.PopFront());
+  return victim.local.PopFront();
+}
+
+// A synchronization point under go. The goroutine keeps its P (Go never
+// switches goroutines at a channel operation that does not block) unless
+// its time slice is over (sysmon's retake after forcePreemptNS: to the
+// global queue), or a perturbation preempts it; another P may run in the
+// meantime (parallel execution), and a P busy for the CPU cost spent lets
+// the others catch up.
+bool Scheduler::SyncPointGo() {
+  PRODSIM_ASSERT(current_ != nullptr);
+  if (steps_ > options_.step_limit) return true;
+  GoP& p = ps_[cur_p_];
+  const bool world = current_->world;
+  if (!world) pending_cpu_ = pending_cpu_ + options_.cpu.sync_op;
+  ChargeCpu(p);
+  ++p.slice_ops;
+  const uint32_t slice =
+      current_->spinner ? options_.spinner_slice_ops : options_.time_slice_ops;
+  const bool slice_over =
+      p.slice_ops > slice || p.busy_until - p.slice_start >= kGoTimeSlice;
+  bool others = !global_.empty();
+  for (size_t i = 0; i < ps_.size() && !others; ++i) {
+    const GoP& q = ps_[i];
+    others = q.runnext != nullptr || !q.local.empty() || (i != cur_p_ && q.cur != nullptr);
+  }
+  if (slice_over && !others && !timers_.empty()) {
+    park_spinner_ = true;  // nobody else can run: let time pass instead
+    return true;
+  }
+  if (slice_over && others) {
+    go_switch_ = GoSwitch::kGlobal;
+    return true;
+  }
+  if (!world && others && options_.perturb_per_mille > 0 &&
+      TapeChance(options_.perturb_per_mille)) {
+    go_switch_ = GoSwitch::kGlobal;
+    return true;
+  }
+  // Its CPU is busy until later: the other Ps (and timers) go first.
+  if (p.busy_until > now_) return true;
+  Time busy;
+  const int next = PickP(&busy);
+  if (next < 0 || static_cast<size_t>(next) == cur_p_) return false;
+  next_p_ = next;
+  return true;
+}
+
 void Scheduler::YieldNow(std::coroutine_handle<> h, PendingOp* op) {
   ++steps_;
+  if (go_) {
+    // runtime.Gosched -> goschedImpl: the goroutine goes to the global queue.
+    ChargeCpu(ps_[cur_p_]);
+    go_switch_ = GoSwitch::kGlobal;
+  }
   if (options_.policy == Policy::kPct) {
     // PCT runs the highest-priority task, which would be the yielder again:
     // a spin-wait on Gosched would never end. A yield therefore lowers the
@@ -246,12 +461,30 @@ void Scheduler::YieldWithOp(std::coroutine_handle<> h, PendingOp* op) {
     if (!timers_.empty()) wake = std::max(wake, timers_.front().at);
     const uint64_t seq = next_timer_seq_++;
     PushTimer(TimerEntry{wake, seq, current_, nullptr});
+    if (go_) {
+      ps_[cur_p_].cur = nullptr;
+      go_switch_ = GoSwitch::kKeep;
+    }
     Emit(EventKind::kPreempt, 1);
     return;
   }
   current_->state = TaskState::kRunnable;
-  runq_.PushBack(current_);
-  Emit(EventKind::kPreempt);
+  if (!go_) {
+    runq_.PushBack(current_);
+    Emit(EventKind::kPreempt);
+    return;
+  }
+  if (std::exchange(go_switch_, GoSwitch::kKeep) == GoSwitch::kGlobal) {
+    // Preempted (time slice, Gosched, a perturbation): off the P, onto the
+    // global queue (goschedImpl -> globrunqput).
+    ps_[cur_p_].cur = nullptr;
+    (current_->world ? ps_[nps_].local : global_).PushBack(current_);
+    Emit(EventKind::kPreempt, 2);
+  } else {
+    // Still on its P: another P runs for a while (parallel execution, or
+    // this P's CPU is busy for the cost spent).
+    Emit(EventKind::kPreempt, 3);
+  }
 }
 
 void Scheduler::Block(std::coroutine_handle<> h, const Blocker* why) {
@@ -261,10 +494,37 @@ void Scheduler::Block(std::coroutine_handle<> h, const Blocker* why) {
   current_->blocker = why;
   current_->state = TaskState::kBlocked;
   current_->spinner = false;
+  if (go_) {
+    // gopark: the P is free for the next goroutine once its CPU is.
+    ChargeCpu(ps_[cur_p_]);
+    ps_[cur_p_].cur = nullptr;
+  }
   Emit(EventKind::kBlock);
 }
 
 Goroutine* Scheduler::PickNext() {
+  if (go_) {
+    Time busy;
+    const int chosen = next_p_ >= 0 ? std::exchange(next_p_, -1) : PickP(&busy);
+    PRODSIM_ASSERT(chosen >= 0);
+    cur_p_ = static_cast<size_t>(chosen);
+    GoP& p = ps_[cur_p_];
+    p.busy_until = PReady(p);
+    if (p.cur != nullptr) return p.cur;  // resumes where another P took over
+    bool inherit = false;
+    Goroutine* g = FindRunnable(p, &inherit);
+    PRODSIM_ASSERT(g != nullptr);
+    // execute(gp, inheritTime): a goroutine taken from runnext runs in the
+    // time slice of the one that readied it; any other starts a new one.
+    if (!inherit) {
+      ++p.schedtick;
+      p.slice_ops = 0;
+      p.slice_start = p.busy_until;
+    }
+    g->p = static_cast<uint32_t>(cur_p_);
+    p.cur = g;
+    return g;
+  }
   PRODSIM_ASSERT(!runq_.empty());
   size_t index = 0;
   const size_t n = runq_.size();
@@ -313,28 +573,41 @@ RunResult Scheduler::Run() {
         end_detail_ = absl::StrCat("time limit of ", options_.time_limit.ToString(), "s reached");
         break;
       }
-      if (runq_.empty()) {
-        const Time next = timers_.empty() ? Time::Max() : timers_.front().at;
+      if (!AnyRunnable()) {
+        Time next = timers_.empty() ? Time::Max() : timers_.front().at;
+        if (go_) {
+          Time busy = Time::Max();
+          PickP(&busy);
+          next = std::min(next, busy);
+        }
         AdvanceTo(outside->Tick(now_, std::min(next, options_.time_limit), /*block=*/true));
         continue;
       }
       if (steps_ % kOutsidePollSteps == 0) {
         AdvanceTo(outside->Tick(now_, now_, /*block=*/false));
       }
-    } else if (runq_.empty()) {
-      if (timers_.empty()) {
+    } else if (!AnyRunnable()) {
+      // A P that is busy for the CPU cost it spent becomes free later.
+      Time busy = Time::Max();
+      if (go_) PickP(&busy);
+      if (timers_.empty() && busy == Time::Max()) {
         result.outcome = tasks_.empty() ? Outcome::kAllDone : Outcome::kDeadlock;
         if (!tasks_.empty()) end_detail_ = DeadlockReport();
         break;
       }
-      if (timers_.front().at > options_.time_limit) {
+      const Time next = timers_.empty() ? busy : std::min(busy, timers_.front().at);
+      if (next > options_.time_limit) {
         now_ = options_.time_limit;
         result.outcome = Outcome::kTimeLimit;
         end_detail_ = absl::StrCat("simulated time limit of ",
                                    options_.time_limit.ToString(), "s reached");
         break;
       }
-      FireNextTimer();
+      if (!timers_.empty() && timers_.front().at <= busy) {
+        FireNextTimer();
+      } else {
+        AdvanceClock(busy);
+      }
       continue;
     }
     ++steps_;
@@ -363,6 +636,10 @@ RunResult Scheduler::Run() {
 
 void Scheduler::Finish(Goroutine* g) {
   PRODSIM_ASSERT(g->state == TaskState::kRunning || crashed_);
+  if (go_) {
+    ChargeCpu(ps_[g->p]);
+    if (ps_[g->p].cur == g) ps_[g->p].cur = nullptr;  // goexit0: the P schedules
+  }
   Emit(EventKind::kExit, g->id);
   g->state = TaskState::kDone;
   g->root.destroy();
@@ -408,6 +685,14 @@ void Scheduler::FireNextTimer() {
     Ready(e.wake);
   } else {
     e.fn();
+  }
+}
+
+void Scheduler::AdvanceClock(Time t) {
+  PRODSIM_ASSERT(t >= now_);
+  if (t > now_) {
+    now_ = t;
+    Emit(EventKind::kTimeAdvance, static_cast<uint64_t>(now_.nanos()));
   }
 }
 

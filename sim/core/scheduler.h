@@ -3,11 +3,14 @@
 //
 // One thread runs everything. Time stands still while any task is runnable
 // (an infinitely fast CPU) and jumps to the next timer when none is. Which
-// runnable task runs next is a policy (FIFO, random, PCT); with random and
-// PCT a task may also be switched out at every synchronization point
+// runnable task runs next is a policy (FIFO, random, PCT, go); with random
+// and PCT a task may also be switched out at every synchronization point
 // (channel operation, select, lock, yield), which is what makes every
-// interleaving that Go's scheduler could produce reachable. Every choice is
-// drawn from the run's PRNG and folded into the trace digest.
+// interleaving that Go's scheduler could produce reachable. The go policy
+// instead follows the rules of Go's own scheduler (runtime/proc.go) on
+// GOMAXPROCS simulated Ps, and is the only one on which task steps may
+// cost CPU time (CpuCosts). Every choice is drawn from the run's PRNG and
+// folded into the trace digest.
 //
 // Invariants: a task is in exactly one state; a runnable task is in the run
 // queue exactly once; a blocked task is resumed only by a wake-up from the
@@ -33,7 +36,7 @@
 
 namespace sim {
 
-enum class Policy { kFifo, kRandom, kPct };
+enum class Policy { kFifo, kRandom, kPct, kGo };
 std::string_view PolicyName(Policy p);
 absl::StatusOr<Policy> ParsePolicy(std::string_view name);
 
@@ -57,6 +60,26 @@ class Outside {
   ~Outside() = default;
 };
 inline constexpr uint64_t kOutsidePollSteps = 256;
+// Go's runtime: sysmon preempts a goroutine after forcePreemptNS of CPU;
+// runqgrab waits 3 us before it steals a running P's runnext.
+inline constexpr Duration kGoTimeSlice = Duration::Millis(10);
+inline constexpr Duration kGoRunnextStealDelay = Duration::Micros(3);
+
+// What a step of the modelled program costs in CPU time (go policy only:
+// the Ps are the CPUs that are busy for it). Zero everywhere: time stands
+// still while tasks run, as under every other policy.
+struct CpuCosts {
+  Duration sync_op;       // every synchronization point (a channel operation)
+  Duration wake;          // a blocked task made ready by the running one (goready)
+  Duration message;       // a message through the producer's pipeline
+  Duration request;       // a request built, encoded and written
+  Duration request_byte;  // per byte of a request (encoding, CRC)
+  Duration response;      // a response read and decoded
+  bool zero() const {
+    return sync_op.nanos() == 0 && wake.nanos() == 0 && message.nanos() == 0 && request.nanos() == 0 &&
+           request_byte.nanos() == 0 && response.nanos() == 0;
+  }
+};
 
 struct SchedulerOptions {
   uint64_t seed = 1;
@@ -73,6 +96,13 @@ struct SchedulerOptions {
   // steps k over which the d-1 priority change points are spread.
   uint32_t pct_depth = 3;
   uint64_t pct_steps = 20000;
+  // Go: the number of Ps (GOMAXPROCS), the chance in thousandths of an
+  // extra asynchronous preemption at a synchronization point (a
+  // perturbation on top of Go's rules; 0: the rules alone), and the CPU
+  // costs. The tape, as for random, makes the first choices.
+  uint32_t gomaxprocs = 2;
+  uint32_t perturb_per_mille = 0;
+  CpuCosts cpu;
   // Go preempts a goroutine that runs too long without blocking (a spin on
   // a select whose closed-channel case is always ready, say). Every policy
   // switches a task out after this many synchronization points in a row
@@ -150,6 +180,8 @@ struct Goroutine {
   const Blocker* blocker = nullptr;
   uint64_t priority = 0;  // PCT only
   bool spinner = false;    // parked as a spinner since it last blocked
+  uint32_t p = 0;          // go: the P it last ran on
+  bool world = false;      // SpawnOptions::world
   // Set when the task was woken only to panic (a sender on a channel that
   // got closed): the scheduler panics in its name instead of resuming it.
   std::string panic_on_run;
@@ -193,6 +225,11 @@ struct SpawnOptions {
   // A daemon task (a broker's accept loop, say) does not keep the run alive
   // and does not count as a deadlocked task by itself.
   bool daemon = false;
+  // A goroutine of the world around the modelled program (the Kafka
+  // cluster, a fault): under go it runs on a machine of its own, not on
+  // the program's Ps, spends none of their CPU, and a program goroutine it
+  // wakes is woken as by the network. Spawned by a world goroutine: world.
+  bool world = false;
 };
 
 class Scheduler {
@@ -253,6 +290,7 @@ class Scheduler {
   // policy switches the current task out here (the caller then yields).
   bool SyncPoint() {
     ++steps_;
+    if (go_) return SyncPointGo();
     if (options_.policy == Policy::kFifo && steps_ <= options_.step_limit &&
         ++slice_ops_ <= options_.time_slice_ops) [[likely]] {
       return false;
@@ -271,7 +309,11 @@ class Scheduler {
     PRODSIM_ASSERT(g->state == TaskState::kBlocked);
     g->state = TaskState::kRunnable;
     g->blocker = nullptr;
-    runq_.PushBack(g);
+    if (go_) [[unlikely]] {
+      ReadyGo(g);
+    } else {
+      runq_.PushBack(g);
+    }
     Emit(EventKind::kWake, g->id);
   }
   // Wakes a blocked task so that it panics with `message` when it next
@@ -283,6 +325,13 @@ class Scheduler {
   // Registers a channel name for the trace; returns its id.
   uint32_t RegisterObject(std::string_view kind, std::string_view name);
   std::string ObjectName(uint32_t id) const;
+
+  // CPU time the current task spends (go policy; no effect under the
+  // others): its P is busy for it from its next synchronization point.
+  void Spend(Duration d) {
+    if (go_ && current_ != nullptr && !current_->world) pending_cpu_ = pending_cpu_ + d;
+  }
+  const CpuCosts& cpu() const { return options_.cpu; }
 
   // Sleep for d of virtual time (Go's time.Sleep).
   struct SleepAwaiter final : Blocker {
@@ -335,7 +384,36 @@ class Scheduler {
 
   Goroutine* PickNext();
   bool SyncPointSlow();
+
+  // --- The go policy (runtime/proc.go): a P per GOMAXPROCS.
+  struct GoP {
+    Goroutine* cur = nullptr;      // on the P: running, or switched out
+    Goroutine* runnext = nullptr;  // p.runnext
+    Time runnext_at;               // when runnext was set, on the P's clock
+    RunQueue local;                // p.runq
+    uint32_t schedtick = 0;        // p.schedtick
+    Time busy_until;               // the CPU cost spent so far runs until then
+    uint32_t slice_ops = 0;        // sync points in the current time slice
+    Time slice_start;              // the P's clock when the slice began
+  };
+  enum class GoSwitch : uint8_t { kKeep, kGlobal };
+  bool SyncPointGo();
+  void ReadyGo(Goroutine* g);
+  void RunqPut(GoP& p, Goroutine* g, bool next);
+  // The P that runs next at now_, or -1 if none can (all idle, or busy
+  // until later: *busy_until then says until when, else Max).
+  int PickP(Time* busy_until, bool draw = true);
+  Goroutine* FindRunnable(GoP& p, bool* inherit);
+  Goroutine* StealFrom(GoP& thief, size_t victim_index, bool runnext);
+  bool GoCanFindWork(size_t p) const;
+  bool Stealable(size_t victim, bool runnext) const;
+  Time PReady(const GoP& p) const { return std::max(p.busy_until, now_); }
+  void ChargeCpu(GoP& p);
+  // Runnable work now: any task that can run at now_ (any policy).
+  bool AnyRunnable();
   void FireNextTimer();
+  // Time moves to `t` (a busy P becomes free then) with no timer due.
+  void AdvanceClock(Time t);
   // Real-time: fires every timer due by `t`, then sets the time to `t`.
   void AdvanceTo(Time t);
   void Finish(Goroutine* g);
@@ -345,6 +423,7 @@ class Scheduler {
   bool PctSwitch();
   // The random policy's decisions: from the tape while it lasts.
   bool RandomSwitch();
+  bool TapeChance(uint32_t per_mille);
   size_t RandomPick(size_t n);
   void Emit(EventKind k, uint64_t a = 0, uint64_t b = 0) {
     trace_.Emit(now_, k, current_id(), a, b);
@@ -380,6 +459,16 @@ class Scheduler {
   size_t pct_next_change_ = 0;
   uint64_t pct_low_priority_ = 0;
   size_t tape_pos_ = 0;  // next unread byte of options_.tape
+  // Go policy state.
+  bool go_ = false;
+  std::vector<GoP> ps_;  // the program's Ps, then the world's (its local queue)
+  size_t nps_ = 0;       // GOMAXPROCS: ps_[nps_] is the world's
+  RunQueue global_;     // sched.runq
+  size_t cur_p_ = 0;    // the P of current_
+  int next_p_ = -1;     // the P chosen at the last sync point, if another
+  GoSwitch go_switch_ = GoSwitch::kKeep;
+  Duration pending_cpu_;
+  std::vector<size_t> steal_order_;  // scratch for FindRunnable
 };
 
 }  // namespace sim

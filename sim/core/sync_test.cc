@@ -31,7 +31,7 @@ using ::testing::UnorderedElementsAre;
 
 using Log = std::vector<std::string>;
 
-constexpr Policy kAllPolicies[] = {Policy::kFifo, Policy::kRandom, Policy::kPct};
+constexpr Policy kAllPolicies[] = {Policy::kFifo, Policy::kRandom, Policy::kPct, Policy::kGo};
 constexpr uint64_t kSeedsPerPolicy = 12;
 
 SchedulerOptions Options(Policy policy, uint64_t seed) {

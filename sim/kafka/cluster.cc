@@ -99,9 +99,9 @@ Cluster::Cluster(sim::Scheduler& sched, net::Network& network, ClusterConfig con
   for (auto& b : brokers_) ApplyView(b.get(), initial);
   for (auto& b : brokers_) {
     sched_.Go(absl::StrCat("broker-", b->id_.value, ".accept"), AcceptLoop(b.get()),
-              {.daemon = true});
+              {.daemon = true, .world = true});
     sched_.Go(absl::StrCat("broker-", b->id_.value, ".fetcher"), ReplicaFetcher(b.get()),
-              {.daemon = true});
+              {.daemon = true, .world = true});
   }
 }
 
@@ -629,7 +629,7 @@ sim::Task<void> Cluster::AcceptLoop(Broker* b) {
     std::optional<net::Endpoint> ep = co_await accept->Recv();
     if (!ep) co_return;
     sched_.Go(absl::StrCat("broker-", b->id_.value, ".conn-", ep->id()),
-              Serve(b, *ep, b->incarnation_), {.daemon = true});
+              Serve(b, *ep, b->incarnation_), {.daemon = true, .world = true});
   }
 }
 
