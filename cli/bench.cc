@@ -274,22 +274,35 @@ int BenchCommand(int argc, char** argv) {
   }
   const double small_wall = Since(start);
 
-  // 2. Exploration from the base until the first #2803-kind failure.
-  std::vector<double> secs, runs;
-  uint64_t not_found = 0;
-  for (uint64_t root = 1; root <= a.seeds; ++root) {
-    const auto t0 = WallClock::now();
-    uint64_t i = 0;
-    bool found = false;
-    for (; i < a.max_runs_per_seed && !found; ++i) {
-      found = Is2803Kind(RunScenario(
-          Generate(base, ExploreSeed(root, 0, 1, i), GenerateOptions{.vary_producer = false})));
+  // 2. Exploration from the base until the first #2803-kind failure, side
+  // by side: explore's draw before the go policy existed (random and PCT),
+  // today's (half go), and go alone.
+  struct Search {
+    uint32_t go_share;
+    const char* name;
+    std::vector<double> secs, runs;
+    uint64_t not_found = 0;
+  };
+  std::vector<Search> searches = {{0, "random+pct (no go)", {}, {}},
+                                  {500, "explore's default (half go)", {}, {}},
+                                  {1000, "go only", {}, {}}};
+  for (Search& search : searches) {
+    for (uint64_t root = 1; root <= a.seeds; ++root) {
+      const auto t0 = WallClock::now();
+      uint64_t i = 0;
+      bool found = false;
+      for (; i < a.max_runs_per_seed && !found; ++i) {
+        found = Is2803Kind(RunScenario(
+            Generate(base, ExploreSeed(root, 0, 1, i),
+                     GenerateOptions{.vary_producer = false,
+                                     .go_share_per_mille = search.go_share})));
+      }
+      // A seed that found nothing counts with its whole search time (a lower
+      // bound), so the median cannot look better than it is.
+      if (!found) ++search.not_found;
+      search.secs.push_back(Since(t0));
+      search.runs.push_back(static_cast<double>(i));
     }
-    // A seed that found nothing counts with its whole search time (a lower
-    // bound), so the median cannot look better than it is.
-    if (!found) ++not_found;
-    secs.push_back(Since(t0));
-    runs.push_back(static_cast<double>(i));
   }
 
   std::printf("prodsim bench (one thread)\n\n");
@@ -303,24 +316,35 @@ int BenchCommand(int argc, char** argv) {
               static_cast<double>(steps) / small_wall);
   std::printf("%-58s %14.1f\n", "  mean simulated seconds per run",
               simulated / static_cast<double>(a.runs));
-  if (!secs.empty()) {
+  const double before = searches[0].secs.empty() ? 0 : Median(searches[0].secs);
+  for (const Search& search : searches) {
+    const std::vector<double>& secs = search.secs;
+    const std::vector<double>& runs = search.runs;
+    std::printf("\nexplore's schedule draw: %s\n", search.name);
+    if (!secs.empty()) {
+      std::printf(
+          "%-58s %14.3f  %s\n",
+          absl::StrCat("#2803-kind failure: median wall s to first (", a.seeds,
+                       " exploration seeds)")
+              .c_str(),
+          Median(secs), "< 1");
+      std::printf("%-58s %7.3f..%-6.3f\n", "  min..max wall s",
+                  *std::min_element(secs.begin(), secs.end()),
+                  *std::max_element(secs.begin(), secs.end()));
+      std::printf("%-58s %14.1f\n", "  median runs to first", Median(runs));
+      std::printf("%-58s %7.0f..%-6.0f\n", "  min..max runs",
+                  *std::min_element(runs.begin(), runs.end()),
+                  *std::max_element(runs.begin(), runs.end()));
+      if (search.go_share > 0 && before > 0) {
+        std::printf("%-58s %14.2f  %s\n", "  median wall s, ratio to random+pct",
+                    Median(secs) / before, "<= 1 (go loses no speed)");
+      }
+    }
     std::printf(
-        "%-58s %14.3f  %s\n",
-        absl::StrCat("#2803-kind failure: median wall s to first (", a.seeds, " exploration seeds)")
-            .c_str(),
-        Median(secs), "< 1");
-    std::printf("%-58s %7.3f..%-6.3f\n", "  min..max wall s",
-                *std::min_element(secs.begin(), secs.end()),
-                *std::max_element(secs.begin(), secs.end()));
-    std::printf("%-58s %14.1f\n", "  median runs to first", Median(runs));
-    std::printf("%-58s %7.0f..%-6.0f\n", "  min..max runs",
-                *std::min_element(runs.begin(), runs.end()),
-                *std::max_element(runs.begin(), runs.end()));
+        "%-58s %14llu\n",
+        absl::StrCat("  seeds with no #2803-kind failure in ", a.max_runs_per_seed, " runs").c_str(),
+        static_cast<unsigned long long>(search.not_found));
   }
-  std::printf(
-      "%-58s %14llu\n",
-      absl::StrCat("  seeds with no #2803-kind failure in ", a.max_runs_per_seed, " runs").c_str(),
-      static_cast<unsigned long long>(not_found));
   std::printf("\nsmall scenario verdicts:");
   for (const auto& [name, n] : verdicts) {
     std::printf(" %s=%llu", name.c_str(), static_cast<unsigned long long>(n));

@@ -21,7 +21,7 @@
 namespace scenarios {
 namespace {
 
-inline constexpr std::string_view kPolicies[] = {"random", "pct", "fifo"};
+inline constexpr std::string_view kPolicies[] = {"random", "pct", "fifo", "go"};
 inline constexpr std::string_view kLatencies[] = {"base", "uniform"};
 
 // The byte codec: one walk over the fields serves both directions. Decoding
@@ -202,6 +202,9 @@ void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scen
     io.SchemaField(schema::ScheduleSection(), "preempt_per_mille", base, options, &sc);
   } else if (sc.policy == "pct") {
     io.SchemaField(schema::ScheduleSection(), "pct_depth", base, options, &sc);
+  } else if (sc.policy == "go") {
+    io.SchemaField(schema::ScheduleSection(), "gomaxprocs", base, options, &sc);
+    io.SchemaField(schema::ScheduleSection(), "perturb_per_mille", base, options, &sc);
   }
 
   // The latency: the base's, or uniform as explore draws it.
@@ -251,7 +254,7 @@ Scenario Decode(const Scenario& base, std::span<const uint8_t> bytes,
   s.buggify.sites.clear();
   ByteIO io(bytes);
   Fields(io, base, options, &s);
-  if (s.schedule.policy == "random") {
+  if (s.schedule.policy == "random" || s.schedule.policy == "go") {
     const std::span<const uint8_t> rest = io.rest();
     s.schedule.tape.assign(rest.begin(), rest.end());
   }
@@ -268,7 +271,7 @@ std::string Encode(const Scenario& base, const Scenario& s, const DecodeOptions&
   ByteIO io;
   Fields(io, base, options, &copy);
   std::string out = io.out();
-  if (copy.schedule.policy == "random") out += s.schedule.tape;
+  if (copy.schedule.policy == "random" || copy.schedule.policy == "go") out += s.schedule.tape;
   return out;
 }
 

@@ -31,6 +31,9 @@ struct GenerateOptions {
   // Draw the producer's settings (ProducerFields). Off: the base's, as a
   // benchmark of one configuration needs.
   bool vary_producer = true;
+  // The share of runs, per mille, on the go policy (the rest: random and
+  // PCT, half each). 0: the policies explore drew before go existed.
+  uint32_t go_share_per_mille = 500;
 };
 
 // A scenario from `base` and `seed` (a pure function of both and the

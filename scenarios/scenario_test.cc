@@ -994,7 +994,7 @@ Scenario GenScenario() {
   Scenario s;
   s.seed = *rc::gen::arbitrary<uint64_t>() & kSeedMax;
   s.description = GenText(12);
-  s.schedule.policy = OneOf({"fifo", "random", "pct"});
+  s.schedule.policy = OneOf({"fifo", "random", "pct", "go"});
   s.schedule.pct_depth = Int32In(1, 20);
   s.schedule.pct_steps = *rc::gen::inRange<int64_t>(1, 10000000001);
   s.schedule.preempt_per_mille = Int32In(0, 1000);

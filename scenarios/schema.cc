@@ -106,6 +106,7 @@ CodecRange BrokersRange(const Scenario& b, const DecodeLimits&) {
 }
 CodecRange PreemptRange(const Scenario&, const DecodeLimits&) { return {0, 1000, 1}; }
 CodecRange PctDepthRange(const Scenario&, const DecodeLimits&) { return {1, 6, 0}; }
+CodecRange GoProcsRange(const Scenario&, const DecodeLimits&) { return {1, 4, 0}; }
 
 // --- The tables.
 
@@ -153,14 +154,16 @@ constexpr Field kScheduleFields[] = {
                                    .hi = 64,
                                    .doc = "go: GOMAXPROCS, the number of Ps (default 2: the cores "
                                           "of the machine the real clients run on in CI)",
-                                   .shrink = Shrink::kToDefault}),
+                                   .shrink = Shrink::kToDefault,
+                                   .codec = &GoProcsRange}),
     Of<&ScheduleSpec::perturb_per_mille>({.key = "perturb_per_mille",
                                           .type = Type::kInt,
                                           .lo = 0,
                                           .hi = 1000,
                                           .doc = "go: the chance per mille of an extra preemption "
                                                  "at a synchronization point, on top of Go's rules",
-                                          .shrink = Shrink::kToDefault}),
+                                          .shrink = Shrink::kToDefault,
+                                          .codec = &PreemptRange}),
     Of<&ScheduleSpec::cpu_sync_op>({.key = "cpu_sync_op",
                                     .type = Type::kDuration,
                                     .hi = 1000000000,

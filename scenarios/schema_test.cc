@@ -293,7 +293,7 @@ TEST(SchemaTest, CodecRangesComeFromTheSchema) {
   for (const Section* s : Sections()) {
     for (const Field& f : s->fields) with_codec += f.codec != nullptr;
   }
-  EXPECT_EQ(with_codec, 7);
+  EXPECT_EQ(with_codec, 9);  // the five above and pct_depth, preempt_per_mille, gomaxprocs, perturb_per_mille
 }
 
 }  // namespace
