@@ -12,6 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "producer/profile.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
@@ -79,11 +81,82 @@ std::string CsvField(const std::string& s) {
   return out + "\"";
 }
 
+// One CSV line into fields (RFC 4180 quoting, as CsvField writes it).
+std::vector<std::string> CsvSplit(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        out.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+// The real side of an earlier run, by file: real trials cost real time
+// (minutes per file), the model's seconds, so a new model column can be set
+// beside real trials already run. Columns as the CSV header names them.
+struct SavedReal {
+  std::string client;
+  Side side;
+};
+
+// Reads `path`: 0, or on a bad file says why (file:line) and returns the
+// exit code.
+int ReadSavedReal(const std::string& path, absl::btree_map<std::string, SavedReal>* out) {
+  std::ifstream in(path);
+  if (!in) {
+    std::fprintf(stderr, "prodsim: cannot read %s\n", path.c_str());
+    return kExitNoFile;
+  }
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (lineno == 1 || line.empty()) continue;  // the header
+    const std::vector<std::string> f = CsvSplit(line);
+    int64_t trials = 0, failures = 0, ran = 0, errors = 0;
+    if (f.size() != 15 || !absl::SimpleAtoi(f[9], &trials) || !absl::SimpleAtoi(f[10], &failures) ||
+        !absl::SimpleAtoi(f[11], &ran) || !absl::SimpleAtoi(f[12], &errors)) {
+      std::fprintf(stderr, "prodsim: %s:%d:1: not a line of prodsim fidelity's CSV\n", path.c_str(),
+                   lineno);
+      return kExitBadFile;
+    }
+    SavedReal& r = (*out)[f[0]];
+    r.client = f[8];
+    r.side.runs = trials;
+    r.side.failures = failures;
+    r.side.harness_errors = errors;
+    for (const absl::string_view part : absl::StrSplit(f[13], "; ", absl::SkipEmpty())) {
+      const size_t sp = part.rfind(' ');
+      int64_t n = 0;
+      if (sp == absl::string_view::npos || !absl::SimpleAtoi(part.substr(sp + 1), &n)) continue;
+      r.side.verdicts[std::string(part.substr(0, sp))] = n;
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 const char* const kFidelityUsage =
     "usage: prodsim fidelity FILE... --client=NAME|CMD [--seeds=N] [--trials=M]\n"
     "                        [--profile=NAME] [--policy=NAME] [--csv=OUT] [--bound=DURATION]\n"
+    "                        [--real-from=CSV]\n"
     "For each scenario file, the model's verdicts over schedule seeds 1..N (default\n"
     "40) beside the real client's over M wire trials (default 20), one table\n"
     "(printed, and written as CSV with --csv). The model side runs the file with\n"
@@ -93,14 +166,16 @@ const char* const kFidelityUsage =
     "sarama-main for main; for librdkafka and kafkajs no model exists and the\n"
     "column is the file's Sarama profile, for reference). A failure is any verdict\n"
     "but pass; harness errors (a scenario a side cannot run) are counted apart.\n"
-    "Real trials are samples of real timing: the real column is a distribution.\n";
+    "Real trials are samples of real timing: the real column is a distribution.\n"
+    "--real-from=CSV takes the real column of each file from an earlier run's CSV\n"
+    "(no trials are run for a file it has), to set a new model column beside it.\n";
 
 int FidelityCommand(int argc, char** argv) {
   std::vector<std::string> files;
   wire::RealOptions options;
   options.client.clear();
   int64_t seeds = 40, trials = 20;
-  std::string profile, policy = "random", csv;
+  std::string profile, policy = "random", csv, real_from;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (absl::StartsWith(a, "--client=")) {
@@ -126,6 +201,9 @@ int FidelityCommand(int argc, char** argv) {
     } else if (absl::StartsWith(a, "--csv=")) {
       csv = a.substr(6);
       if (csv.empty()) return Usage("--csv needs a file name: --csv=OUT.csv");
+    } else if (absl::StartsWith(a, "--real-from=")) {
+      real_from = a.substr(12);
+      if (real_from.empty()) return Usage("--real-from needs a CSV file: --real-from=OLD.csv");
     } else if (absl::StartsWith(a, "--bound=")) {
       if (!ParsePositiveDuration(a.substr(8), &options.bound)) {
         return Usage(absl::StrCat("--bound takes a positive duration such as 30s: '", a, "'"));
@@ -146,6 +224,10 @@ int FidelityCommand(int argc, char** argv) {
   for (size_t f = 0; f < files.size(); ++f) {
     int code = 0;
     if (!LoadOrSay(files[f], &scenarios_in[f], &code)) return code;
+  }
+  absl::btree_map<std::string, SavedReal> saved;
+  if (!real_from.empty()) {
+    if (const int code = ReadSavedReal(real_from, &saved); code != 0) return code;
   }
   std::ofstream out;
   if (!csv.empty()) {
@@ -176,7 +258,12 @@ int FidelityCommand(int argc, char** argv) {
       model.Add(scenarios::RunScenario(m));
       if (model.harness_errors > 0) break;  // the scenario, not the seed: every seed would say it
     }
-    for (int64_t t = 0; t < trials; ++t) {
+    const auto saved_real = saved.find(files[f]);
+    if (saved_real != saved.end()) {
+      real = saved_real->second.side;
+      client_name = saved_real->second.client;
+    }
+    for (int64_t t = 0; t < trials && saved_real == saved.end(); ++t) {
       const wire::RealOutput r = wire::RunReal(s, options);
       if (r.run.record.client && !r.run.record.client->name.empty()) {
         client_name = r.run.record.client->name;

@@ -83,4 +83,17 @@ expect 64 "needs --client" -- fidelity "$src/known/sarama-2803-assertion.toml"
 expect 64 "unknown --policy" -- fidelity "$src/known/sarama-2803-assertion.toml" --client=x --policy=lifo
 expect 64 "seeds takes" -- fidelity "$src/known/sarama-2803-assertion.toml" --client=x --seeds=0
 expect 65 "unknown_key.toml:4:[0-9]+:" -- fidelity "$dir/unknown_key.toml" --client=librdkafka
+expect 66 "cannot read" -- fidelity "$src/known/sarama-2803-assertion.toml" --client=x --real-from="$dir/none.csv"
+printf 'file,header\nnot,a,fidelity,line\n' > "$dir/bad.csv"
+expect 65 "bad.csv:2:1: not a line" -- fidelity "$src/known/sarama-2803-assertion.toml" --client=x --real-from="$dir/bad.csv"
+# --real-from: the real column comes from the CSV, no trial runs (the client
+# named here does not exist).
+printf 'file,profile,policy,seeds,model_failures,model_runs_ran,model_harness_errors,model_verdicts,client,trials,real_failures,real_trials_ran,real_harness_errors,real_verdicts,difference\n%s,sarama-1.42.1,random,1,0,1,0,pass 1,sarama 1.42.1,20,13,20,0,"pass 7; safety [no-broker-sequence-error] 13",0.650\n' "$src/known/sarama-2803-assertion.toml" > "$dir/real.csv"
+out=$("$prodsim" fidelity "$src/known/sarama-2803-assertion.toml" --client=/nonexistent --seeds=2 \
+      --policy=go --real-from="$dir/real.csv" 2>&1); rc=$?
+if [[ $rc -ne 0 ]] || ! grep -qE " 13/20 " <<<"$out"; then
+  echo "FAIL: fidelity --real-from -> exit $rc: $out"; fail=1
+else
+  echo "ok: fidelity --real-from takes the real column from the CSV"
+fi
 exit $fail

@@ -91,7 +91,7 @@ func TestNewConfigMapsFields(t *testing.T) {
 // The goal: defaults, refusals, and Sarama's own consistency rules.
 func TestNewConfigDefaultsAndRefusals(t *testing.T) {
 	c, err := NewConfig(nil)
-	if err != nil || !c.Producer.Return.Successes || c.Version.String() != kDefaultVersion {
+	if err != nil || !c.Producer.Return.Successes || c.Version != sarama.NewConfig().Version {
 		t.Fatalf("defaults: %v %+v", err, c)
 	}
 	for _, pair := range [][2]string{{"acks", "all"}, {"idempotent", "yes"},
