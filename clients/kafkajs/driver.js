@@ -363,8 +363,11 @@ async function Produce(job, producer, c, state) {
   const value = Buffer.alloc(job.value_bytes, 'x')
   const stop_us = job.close_at_us
   let id = 1
+  // As the model's application (scenarios/runner.cc Application): the
+  // first burst once the producer exists, each next one interval_us after
+  // the previous one was handed over.
   for (let b = 0; id <= job.messages; b++) {
-    const due_us = b * job.interval_us
+    const due_us = b === 0 ? 0 : NowUs() + job.interval_us
     for (;;) {
       const now = NowUs()
       if (stop_us >= 0 && now >= stop_us) return

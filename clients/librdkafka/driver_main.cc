@@ -406,10 +406,11 @@ int Driver::Run() {
   Write(stdout, start.Line());
   int64_t id = 1;
   bool close_due = false;
-  // Burst b starts b * interval_us after program start; a late burst goes
-  // at once, and the ones after it keep their own times.
+  // As the model's application (scenarios/runner.cc Application): the
+  // first burst once the producer exists, each next one interval_us after
+  // the previous one was handed over.
   for (int64_t burst = 0; id <= job_.messages && !close_due; ++burst) {
-    if (!WaitUntil(burst * job_.interval_us)) break;
+    if (burst > 0 && !WaitUntil(NowUs() + job_.interval_us)) break;
     for (int64_t k = 0; k < job_.burst && id <= job_.messages; ++k, ++id) {
       if (CloseDue() || !Produce(id)) {
         close_due = true;

@@ -353,12 +353,13 @@ func (w *Workload) send(id int64) bool {
 	}
 }
 
-// Run produces in bursts timed from start: burst b is due at
-// b*interval_us; a late one goes at once, the next keep their times.
+// Run produces in bursts as the model's application does (prodsim's
+// scenarios/runner.cc Application): the first burst once the producer
+// exists, each next one interval_us after the previous one was handed over.
 func (w *Workload) Run() {
 	id := int64(1)
 	for burst := int64(0); id <= w.job.Messages; burst++ {
-		if !w.waitUntil(burst * w.job.IntervalUs) {
+		if burst > 0 && !w.waitUntil(nowUs()+w.job.IntervalUs) {
 			return
 		}
 		for k := int64(0); k < w.job.Burst && id <= w.job.Messages; k, id = k+1, id+1 {
