@@ -8,7 +8,9 @@
 // The driver's own defaults, applied before the pairs: sarama.NewConfig()
 // with ClientID "prodsim-sarama", Producer.Return.Successes = true (the
 // driver needs every ack). Version stays NewConfig's, as the model's does
-// (producer/config.h: 2.1.0 for v1.42.1): prodsim's cluster serves every
+// (producer/config.h: 2.1.0 for v1.42.1), unless that predates 0.11 (an
+// old Sarama such as Debian's 1.22.1 defaults to 0.8.2, which cannot be
+// idempotent): then 2.1.0, v1.42.1's default. prodsim's cluster serves every
 // version a Sarama default asks for, and a forced 2.6.0 would make the real
 // client send ApiVersions on every connection and newer request versions
 // than the model of the same scenario (found by the fidelity table: the
@@ -131,6 +133,9 @@ func NewConfig(pairs [][2]string) (*sarama.Config, error) {
 	c := sarama.NewConfig()
 	c.ClientID = "prodsim-sarama"
 	c.Producer.Return.Successes = true
+	if !c.Version.IsAtLeast(sarama.V0_11_0_0) {
+		c.Version = sarama.V2_1_0_0
+	}
 	for _, pair := range pairs {
 		set, ok := configFields[pair[0]]
 		if !ok {
