@@ -213,6 +213,9 @@ sim::Task<void> Drain(World* w) {
 sim::Task<void> Application(World* w, const Scenario* s, sarama::Config conf,
                             sarama::Profile profile) {
   sarama::Env env{&w->sched, &w->network, w->client, &w->record.producer};
+  // CPU (go policy): the process's start (exec, Go's runtime, the config)
+  // before its first dial, as the real client spends it in wire mode.
+  w->sched.Spend(w->sched.cpu().start);
   // NewAsyncProducer fails when no broker answers for metadata (a fault at
   // start-up); the application then tries again a second later, as a
   // service that restarts would, for as long as the run lasts. One that
@@ -352,7 +355,8 @@ absl::StatusOr<WorldPlan> PlanWorld(const Scenario& s) {
                         .message = s.schedule.cpu_message,
                         .request = s.schedule.cpu_request,
                         .request_byte = s.schedule.cpu_request_byte,
-                        .response = s.schedule.cpu_response};
+                        .response = s.schedule.cpu_response,
+                        .start = s.schedule.cpu_start};
   o.tape = s.schedule.tape;
   o.step_limit = static_cast<uint64_t>(s.limits.steps);
   // Once the faults healed, the run may go on for the liveness grace only.

@@ -312,7 +312,8 @@ void CheckSchedule(TableReader& r, const ScheduleSpec& s) {
                                    {"cpu_message", s.cpu_message != defaults.cpu_message},
                                    {"cpu_request", s.cpu_request != defaults.cpu_request},
                                    {"cpu_request_byte", s.cpu_request_byte != defaults.cpu_request_byte},
-                                   {"cpu_response", s.cpu_response != defaults.cpu_response}}) {
+                                   {"cpu_response", s.cpu_response != defaults.cpu_response},
+                                   {"cpu_start", s.cpu_start != defaults.cpu_start}}) {
       if (!set) continue;
       r.diag().Add(r.PosOrTable(key),
                    absl::StrCat(r.Name(key), " is only read by policy \"go\", not \"", s.policy,

@@ -199,6 +199,12 @@ constexpr Field kScheduleFields[] = {
                                      .hi = 1000000000,
                                      .doc = "go: the CPU time of a response read and decoded",
                                      .shrink = Shrink::kToDefault}),
+    Of<&ScheduleSpec::cpu_start>({.key = "cpu_start",
+                                  .type = Type::kDuration,
+                                  .hi = 1000000000,
+                                  .doc = "go: the CPU time of the program's start (exec, the "
+                                         "runtime, the config) before its first dial",
+                                  .shrink = Shrink::kToDefault}),
     Of<&ScheduleSpec::tape>(
         {.key = "tape",
          .type = Type::kHex,

@@ -75,9 +75,10 @@ struct CpuCosts {
   Duration request;       // a request built, encoded and written
   Duration request_byte;  // per byte of a request (encoding, CRC)
   Duration response;      // a response read and decoded
+  Duration start;         // the program's start (exec, runtime init), before its first action
   bool zero() const {
     return sync_op.nanos() == 0 && wake.nanos() == 0 && message.nanos() == 0 && request.nanos() == 0 &&
-           request_byte.nanos() == 0 && response.nanos() == 0;
+           request_byte.nanos() == 0 && response.nanos() == 0 && start.nanos() == 0;
   }
 };
 
