@@ -354,5 +354,53 @@ TEST(GoPolicyTest, WorldGoroutinesRunBesideTheProgramsPs) {
   EXPECT_GE(orders.size(), 2u);  // not only before or after it
 }
 
+// netpoll: a sleep that ends while the whole program is idle is seen at the
+// next whole millisecond after the program went idle (netpoll_epoll.go waits
+// whole ms); an outside event (a network read) wakes the poller sooner; and
+// a program that is busy elsewhere sees its timers on time.
+Task<void> SleepAndStamp(Scheduler* s, Duration d, Time* woke) {
+  co_await s->Sleep(d);
+  *woke = s->now();
+}
+
+TEST(GoPolicyTest, AnIdleProgramSeesItsTimersAtNetpollsMillisecond) {
+  Scheduler s(GoOptions(1));
+  Time woke;
+  s.Go("sleeper", SleepAndStamp(&s, Duration::Micros(40), &woke));
+  s.Run();
+  EXPECT_EQ(woke, Time() + Duration::Millis(1));
+}
+
+Task<void> WorldSendsAt(Scheduler* s, Duration d, Chan<int>* ch) {
+  co_await s->Sleep(d);
+  co_await ch->Send(1);
+}
+
+TEST(GoPolicyTest, AnOutsideEventWakesNetpollEarly) {
+  Scheduler s(GoOptions(1));
+  Chan<int> ch(s, "ch", 1);
+  Time woke;
+  Log log;
+  s.Go("sleeper", SleepAndStamp(&s, Duration::Micros(40), &woke));
+  s.Go("reader", RecvThenNote(&ch, &log, "read"));
+  s.Go("network", WorldSendsAt(&s, Duration::Micros(300), &ch), {.world = true});
+  s.Run();
+  EXPECT_EQ(woke, Time() + Duration::Micros(300));
+}
+
+Task<void> BurnLong(Scheduler* s) {
+  s->Spend(Duration::Millis(2));
+  co_await s->Yield();
+}
+
+TEST(GoPolicyTest, ABusyProgramSeesItsTimersOnTime) {
+  Scheduler s(GoOptions(2));
+  Time woke;
+  s.Go("sleeper", SleepAndStamp(&s, Duration::Micros(40), &woke));
+  s.Go("busy", BurnLong(&s));
+  s.Run();
+  EXPECT_EQ(woke, Time() + Duration::Micros(40));
+}
+
 }  // namespace
 }  // namespace sim

@@ -278,6 +278,9 @@ void Scheduler::RunqPut(GoP& p, Goroutine* g, bool next) {
 // wake-up from outside any goroutine (a timer, a network delivery: Go's
 // netpoll hands those to injectglist) goes to the global queue.
 void Scheduler::ReadyGo(Goroutine* g) {
+  if (!g->world && (current_ == nullptr || current_->world) && netpoll_held_ > 0) {
+    NetpollWake();  // the poller wakes for this event and runs due timers
+  }
   if (g->world) {
     ps_[nps_].local.PushBack(g);
   } else if (current_ != nullptr && !current_->world) {
@@ -308,6 +311,51 @@ bool Scheduler::Stealable(size_t v, bool runnext) const {
   if (!victim.local.empty()) return true;
   return runnext && victim.runnext != nullptr && victim.cur != nullptr &&
          now_ - victim.runnext_at >= kGoRunnextStealDelay;
+}
+
+bool Scheduler::ProgramIdle() const {
+  if (!global_.empty()) return false;
+  for (size_t i = 0; i < nps_; ++i) {
+    const GoP& p = ps_[i];
+    if (p.cur != nullptr || p.runnext != nullptr || !p.local.empty()) return false;
+  }
+  return true;
+}
+
+// findRunnable, with nothing to run, blocks in netpoll(delay) until the
+// next timer; on Linux netpoll waits whole milliseconds (netpoll_epoll.go:
+// a delay under 1 ms waits 1 ms, a longer one is cut to whole ms and the
+// rest waited again), so a sleep that ends while the whole program is idle
+// is seen only at the next millisecond boundary after the program went
+// idle, unless an outside event (a network read: NetpollWake) comes first.
+bool Scheduler::NetpollHolds(TimerEntry& e) {
+  if (e.wake == nullptr || e.wake->world || e.netpoll || !ProgramIdle()) return false;
+  Time idle = program_last_run_;
+  for (size_t i = 0; i < nps_; ++i) idle = std::max(idle, ps_[i].busy_until);
+  if (e.at <= idle) return false;
+  constexpr int64_t kMs = 1000000;
+  const int64_t waits = ((e.at - idle).nanos() + kMs - 1) / kMs;
+  const Time fire = idle + Duration::Nanos(waits * kMs);
+  if (fire <= e.at) return false;
+  e.netpoll = true;
+  e.due = e.at;
+  e.at = fire;
+  ++netpoll_held_;
+  PushTimer(std::move(e));
+  return true;
+}
+
+void Scheduler::NetpollWake() {
+  bool moved = false;
+  for (TimerEntry& t : timers_) {
+    if (!t.netpoll) continue;
+    // Awake now: a held timer fires when due (or now, if it was), and may
+    // be held again if the program goes idle before then.
+    t.at = std::max(t.due, now_);
+    t.netpoll = false;
+    moved = true;
+  }
+  if (moved) std::make_heap(timers_.begin(), timers_.end(), TimerLater{});
 }
 
 // Which P runs next. Every P that has a goroutine on it, or would find
@@ -460,7 +508,7 @@ void Scheduler::YieldWithOp(std::coroutine_handle<> h, PendingOp* op) {
     Time wake = now_ + options_.spin_quantum;
     if (!timers_.empty()) wake = std::max(wake, timers_.front().at);
     const uint64_t seq = next_timer_seq_++;
-    PushTimer(TimerEntry{wake, seq, current_, nullptr});
+    PushTimer(TimerEntry{wake, seq, current_, nullptr, false, Time()});
     if (go_) {
       ps_[cur_p_].cur = nullptr;
       go_switch_ = GoSwitch::kKeep;
@@ -523,6 +571,7 @@ Goroutine* Scheduler::PickNext() {
     }
     g->p = static_cast<uint32_t>(cur_p_);
     p.cur = g;
+    if (!g->world) program_last_run_ = p.busy_until;
     return g;
   }
   PRODSIM_ASSERT(!runq_.empty());
@@ -659,7 +708,7 @@ void Scheduler::PushTimer(TimerEntry e) {
 Scheduler::TimerId Scheduler::At(Time when, absl::AnyInvocable<void()> fn) {
   PRODSIM_ASSERT(when >= now_);
   const uint64_t seq = next_timer_seq_++;
-  PushTimer(TimerEntry{when, seq, nullptr, std::move(fn)});
+  PushTimer(TimerEntry{when, seq, nullptr, std::move(fn), false, Time()});
   return seq;
 }
 
@@ -676,6 +725,7 @@ void Scheduler::FireNextTimer() {
   timers_.pop_back();
   if (!cancelled_.empty() && cancelled_.erase(e.seq) > 0) return;
   PRODSIM_ASSERT(e.at >= now_);
+  if (go_ && NetpollHolds(e)) return;
   if (e.at > now_) {
     now_ = e.at;
     Emit(EventKind::kTimeAdvance, static_cast<uint64_t>(now_.nanos()));
@@ -710,7 +760,7 @@ void Scheduler::SleepAwaiter::await_suspend(std::coroutine_handle<> h) {
   Goroutine* g = s->current_;
   s->Block(h, this);
   const uint64_t seq = s->next_timer_seq_++;
-  s->PushTimer(TimerEntry{s->now_ + d, seq, g, nullptr});
+  s->PushTimer(TimerEntry{s->now_ + d, seq, g, nullptr, false, Time()});
 }
 
 std::string Scheduler::SleepAwaiter::Describe() const {

@@ -375,6 +375,9 @@ class Scheduler {
     uint64_t seq;
     Goroutine* wake;  // a sleeping task, or null for a callback
     absl::AnyInvocable<void()> fn;
+    // Go: held back by netpoll's millisecond wait; `due` is when it was due.
+    bool netpoll = false;
+    Time due;
   };
   struct TimerLater {
     bool operator()(const TimerEntry& x, const TimerEntry& y) const {
@@ -412,6 +415,14 @@ class Scheduler {
   void ChargeCpu(GoP& p);
   // Runnable work now: any task that can run at now_ (any policy).
   bool AnyRunnable();
+  // Go: no program goroutine runs or waits to run.
+  bool ProgramIdle() const;
+  // Go: a sleep's wake-up while the program is idle comes when netpoll's
+  // wait (whole milliseconds) ends; true if `e` was held back so.
+  bool NetpollHolds(TimerEntry& e);
+  // Go: an event from outside woke the program's netpoll: held timers that
+  // are due fire now.
+  void NetpollWake();
   void FireNextTimer();
   // Time moves to `t` (a busy P becomes free then) with no timer due.
   void AdvanceClock(Time t);
@@ -469,6 +480,8 @@ class Scheduler {
   int next_p_ = -1;     // the P chosen at the last sync point, if another
   GoSwitch go_switch_ = GoSwitch::kKeep;
   Duration pending_cpu_;
+  Time program_last_run_;  // when a program goroutine last ran
+  uint32_t netpoll_held_ = 0;  // timers NetpollHolds ever held (0: NetpollWake has nothing)
   std::vector<size_t> steal_order_;  // scratch for FindRunnable
 };
 
