@@ -305,16 +305,12 @@ void CheckSchedule(TableReader& r, const ScheduleSpec& s) {
   if (s.policy != "go") {
     // The Ps, the perturbation and the CPU costs mean something only under go.
     const ScheduleSpec defaults;
-    for (const auto& [key, set] : {std::pair<std::string_view, bool>{"gomaxprocs", s.gomaxprocs != defaults.gomaxprocs},
-                                   {"perturb_per_mille", s.perturb_per_mille != defaults.perturb_per_mille},
-                                   {"cpu_sync_op", s.cpu_sync_op != defaults.cpu_sync_op},
-                                   {"cpu_wake", s.cpu_wake != defaults.cpu_wake},
-                                   {"cpu_message", s.cpu_message != defaults.cpu_message},
-                                   {"cpu_request", s.cpu_request != defaults.cpu_request},
-                                   {"cpu_request_byte", s.cpu_request_byte != defaults.cpu_request_byte},
-                                   {"cpu_response", s.cpu_response != defaults.cpu_response},
-                                   {"cpu_start", s.cpu_start != defaults.cpu_start}}) {
-      if (!set) continue;
+    for (const std::string_view key :
+         {"gomaxprocs", "perturb_per_mille", "cpu_sync_op", "cpu_wake", "cpu_message",
+          "cpu_request", "cpu_request_byte", "cpu_response", "cpu_start"}) {
+      const schema::Field* f = schema::Find(schema::ScheduleSection(), key);
+      PRODSIM_ASSERT(f != nullptr);
+      if (f->get(&s) == f->get(&defaults)) continue;
       r.diag().Add(r.PosOrTable(key),
                    absl::StrCat(r.Name(key), " is only read by policy \"go\", not \"", s.policy,
                                 "\""),

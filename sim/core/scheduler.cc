@@ -52,7 +52,7 @@ Scheduler::Scheduler(SchedulerOptions options)
   object_names_.emplace_back("<none>");
   if (options_.policy == Policy::kPct) SetupPct();
   if (options_.policy == Policy::kGo) {
-    PRODSIM_ASSERT(options_.gomaxprocs >= 1);
+    PRODSIM_ASSERT(options_.gomaxprocs >= 1 && options_.gomaxprocs <= kGoMaxProcs);
     go_ = true;
     nps_ = options_.gomaxprocs;
     ps_.resize(nps_ + 1);
@@ -114,12 +114,8 @@ uint32_t Scheduler::Go(std::string name, Task<void> task, SpawnOptions opts) {
   tasks_.emplace(raw->id, std::move(g));
   if (!go_) {
     runq_.PushBack(raw);
-  } else if (raw->world) {
-    ps_[nps_].local.PushBack(raw);
-  } else if (current_ != nullptr && !current_->world) {
-    RunqPut(ps_[cur_p_], raw, /*next=*/true);  // newproc: runqput(pp, newg, true)
   } else {
-    global_.PushBack(raw);  // spawned by the world, not by a goroutine
+    PutReadyGo(raw);  // newproc: runqput(pp, newg, true)
   }
   return raw->id;
 }
@@ -281,10 +277,19 @@ void Scheduler::ReadyGo(Goroutine* g) {
   if (!g->world && (current_ == nullptr || current_->world) && netpoll_held_ > 0) {
     NetpollWake();  // the poller wakes for this event and runs due timers
   }
+  if (!g->world && current_ != nullptr && !current_->world) {
+    pending_cpu_ = pending_cpu_ + options_.cpu.wake;  // the waker is a program goroutine
+  }
+  PutReadyGo(g);
+}
+
+// Where a runnable goroutine goes, woken or new: a world goroutine to the
+// world's queue; one made ready by a program goroutine to that one's
+// runnext; one made ready from outside the program to the global queue.
+void Scheduler::PutReadyGo(Goroutine* g) {
   if (g->world) {
     ps_[nps_].local.PushBack(g);
   } else if (current_ != nullptr && !current_->world) {
-    pending_cpu_ = pending_cpu_ + options_.cpu.wake;  // the waker is a program goroutine
     RunqPut(ps_[cur_p_], g, /*next=*/true);
   } else {
     global_.PushBack(g);
@@ -353,6 +358,7 @@ void Scheduler::NetpollWake() {
     // be held again if the program goes idle before then.
     t.at = std::max(t.due, now_);
     t.netpoll = false;
+    --netpoll_held_;
     moved = true;
   }
   if (moved) std::make_heap(timers_.begin(), timers_.end(), TimerLater{});
@@ -364,7 +370,7 @@ void Scheduler::NetpollWake() {
 // those free now a draw decides (parallel execution interleaves anywhere).
 int Scheduler::PickP(Time* busy_until, bool draw) {
   *busy_until = Time::Max();
-  size_t ready[64];
+  size_t ready[kGoMaxProcs + 1];  // the program's Ps and the world's
   size_t n = 0;
   for (size_t i = 0; i < ps_.size(); ++i) {
     const GoP& p = ps_[i];
@@ -374,7 +380,7 @@ int Scheduler::PickP(Time* busy_until, bool draw) {
       *busy_until = std::min(*busy_until, at);
       continue;
     }
-    if (n < std::size(ready)) ready[n++] = i;
+    ready[n++] = i;
   }
   if (n == 0) return -1;
   if (n == 1 || !draw) return static_cast<int>(ready[0]);
@@ -723,6 +729,7 @@ void Scheduler::FireNextTimer() {
   std::pop_heap(timers_.begin(), timers_.end(), TimerLater{});
   TimerEntry e = std::move(timers_.back());
   timers_.pop_back();
+  if (e.netpoll) --netpoll_held_;  // held, and now due
   if (!cancelled_.empty() && cancelled_.erase(e.seq) > 0) return;
   PRODSIM_ASSERT(e.at >= now_);
   if (go_ && NetpollHolds(e)) return;

@@ -63,6 +63,7 @@ inline constexpr uint64_t kOutsidePollSteps = 256;
 // Go's runtime: sysmon preempts a goroutine after forcePreemptNS of CPU;
 // runqgrab waits 3 us before it steals a running P's runnext.
 inline constexpr Duration kGoTimeSlice = Duration::Millis(10);
+inline constexpr uint32_t kGoMaxProcs = 64;  // the scenario schema's bound
 inline constexpr Duration kGoRunnextStealDelay = Duration::Micros(3);
 
 // What a step of the modelled program costs in CPU time (go policy only:
@@ -403,6 +404,7 @@ class Scheduler {
   enum class GoSwitch : uint8_t { kKeep, kGlobal };
   bool SyncPointGo();
   void ReadyGo(Goroutine* g);
+  void PutReadyGo(Goroutine* g);
   void RunqPut(GoP& p, Goroutine* g, bool next);
   // The P that runs next at now_, or -1 if none can (all idle, or busy
   // until later: *busy_until then says until when, else Max).
@@ -481,7 +483,7 @@ class Scheduler {
   GoSwitch go_switch_ = GoSwitch::kKeep;
   Duration pending_cpu_;
   Time program_last_run_;  // when a program goroutine last ran
-  uint32_t netpoll_held_ = 0;  // timers NetpollHolds ever held (0: NetpollWake has nothing)
+  uint32_t netpoll_held_ = 0;  // timers in the heap that NetpollHolds holds
   std::vector<size_t> steal_order_;  // scratch for FindRunnable
 };
 
