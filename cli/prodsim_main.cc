@@ -30,6 +30,7 @@
 #include "cli/real.h"
 #include "scenarios/decode.h"
 #include "scenarios/explore.h"
+#include "scenarios/parallel.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
 #include "scenarios/schema.h"
@@ -51,6 +52,7 @@ constexpr const char* kUsage =
     "       prodsim digest FILE...\n"
     "       prodsim explore --base=FILE (--runs=N | --time=DURATION) [--seed=S]\n"
     "                       [--shard=I/N] [--keep-going] [--out=DIR] [--mock-faults]\n"
+    "                       [--jobs=N]\n"
     "       prodsim shrink FILE -o MIN.toml [--max-runs=N] [--keep-close-at] [--check=NAME]\n"
     "       prodsim decode CRASH_FILE -o SCENARIO.toml [--base=FILE] [--profile=NAME]\n"
     "                      [--max-messages=N] [--max-faults=N] [--mock-faults]\n"
@@ -80,7 +82,10 @@ constexpr const char* kUsage =
     "  each failing scenario to --out with its verdict as [expect], and a summary.\n"
     "  Stops at the first failure unless --keep-going. Only realistic fault kinds,\n"
     "  unless --mock-faults (then mock.error and mock.drop_response too: what no\n"
-    "  real cluster does). Exit 0: nothing found; 1: found failures.\n"
+    "  real cluster does). --jobs=N runs on N threads (default: the machine's\n"
+    "  cores); the lines, files and summary are those of --jobs=1 (runs are\n"
+    "  consumed in order), but for runs/s and, with --time, how far it got.\n"
+    "  Exit 0: nothing found; 1: found failures.\n"
     "shrink: makes a failing scenario small while it keeps failing with the same\n"
     "  verdict and check: removes faults, shortens them, cuts messages, keys, topics,\n"
     "  partitions and brokers, and moves settings toward their defaults. Prints each\n"
@@ -287,6 +292,7 @@ struct ExploreArgs {
   uint64_t seed = 1, shard = 0, shards = 1;
   bool keep_going = false;
   bool mock_faults = false;
+  unsigned jobs = MachineCores();
 };
 
 bool ParseUint(const std::string& text, uint64_t* v) {
@@ -327,6 +333,8 @@ int ParseExploreArgs(int argc, char** argv, ExploreArgs* a) {
       a->runs = static_cast<int64_t>(n);
     } else if (arg == "--seed" && ParseUint(value, &n)) {
       a->seed = n;
+    } else if (arg == "--jobs" && ParseUint(value, &n) && n > 0 && n <= 1024) {
+      a->jobs = static_cast<unsigned>(n);
     } else if (arg == "--time" && !value.empty() && value.back() == 's' &&
                ParseUint(value.substr(0, value.size() - 1), &n) && n > 0) {
       a->time = Duration::Seconds(static_cast<int64_t>(n));
@@ -337,7 +345,7 @@ int ParseExploreArgs(int argc, char** argv, ExploreArgs* a) {
     } else {
       return Usage(absl::StrCat("bad explore flag '", argv[i], "'",
                                 value.empty() ? "" : absl::StrCat(" = '", value, "'"),
-                                " (--runs=N>0, --time=SECONDSs, --seed=N, --shard=I/N with I<N)"));
+                                " (--runs=N>0, --time=SECONDSs, --seed=N, --shard=I/N with I<N, --jobs=1..1024)"));
     }
   }
   if (a->base.empty()) return Usage("explore needs --base=FILE");
@@ -380,38 +388,58 @@ int Explore(int argc, char** argv) {
       std::fprintf(f, " %s=%lld", name.c_str(), static_cast<long long>(n));
     std::fprintf(f, "\n");
   };
-  for (uint64_t i = 0;; ++i) {
-    if (a.runs > 0 && runs >= a.runs) break;
-    if (a.time.nanos() > 0 && elapsed() * 1e9 >= static_cast<double>(a.time.nanos())) break;
-    const uint64_t seed = ExploreSeed(a.seed, a.shard, a.shards, i);
-    Scenario s = Generate(base, seed, GenerateOptions{.mock_faults = a.mock_faults});
-    const RunOutput out = RunScenario(s);
-    ++runs;
-    if (out.verdict != Verdict::kPass) {
-      ++found;
-      ++failures[out.failing_check.empty() ? std::string(VerdictName(out.verdict))
-                                           : out.failing_check];
-      std::printf(
-          "found: seed %llu: %s\n", static_cast<unsigned long long>(seed), VerdictText(out).c_str());
-      if (!a.out.empty()) {
-        s.expect = ExpectSpec{std::string(VerdictName(out.verdict)), out.failing_check, {}};
-        const std::string path = FailureFile(a, out, seed);
-        std::ofstream f(path);
-        f << PrintScenario(s);
-        f.close();
-        if (!f) {
-          std::fprintf(stderr, "prodsim: cannot write %s\n", path.c_str());
-          return kExitCantCreate;
+  // Runs go on --jobs threads; they are consumed (printed, written, counted)
+  // in index order, so the output is the same for every --jobs.
+  struct Explored {
+    uint64_t seed;
+    Scenario scenario;
+    RunOutput out;
+  };
+  int write_error = 0;
+  RunInOrder(
+      a.jobs, a.runs > 0 ? static_cast<uint64_t>(a.runs) : UINT64_MAX,
+      [&](uint64_t i) {
+        const uint64_t seed = ExploreSeed(a.seed, a.shard, a.shards, i);
+        Scenario s = Generate(base, seed, GenerateOptions{.mock_faults = a.mock_faults});
+        RunOutput out = RunScenario(s);
+        return Explored{seed, std::move(s), std::move(out)};
+      },
+      [&](uint64_t, Explored& run) {
+        if (a.time.nanos() > 0 && elapsed() * 1e9 >= static_cast<double>(a.time.nanos())) {
+          return false;
         }
-        std::printf("  written to %s (replay: prodsim run %s)\n", path.c_str(), path.c_str());
-      }
-      if (!a.keep_going) break;
-    }
-    if (elapsed() - last_progress >= 2.0) {
-      last_progress = elapsed();
-      progress(stderr);
-    }
-  }
+        const RunOutput& out = run.out;
+        const uint64_t seed = run.seed;
+        ++runs;
+        if (out.verdict != Verdict::kPass) {
+          ++found;
+          ++failures[out.failing_check.empty() ? std::string(VerdictName(out.verdict))
+                                               : out.failing_check];
+          std::printf("found: seed %llu: %s\n", static_cast<unsigned long long>(seed),
+                      VerdictText(out).c_str());
+          if (!a.out.empty()) {
+            Scenario& s = run.scenario;
+            s.expect = ExpectSpec{std::string(VerdictName(out.verdict)), out.failing_check, {}};
+            const std::string path = FailureFile(a, out, seed);
+            std::ofstream f(path);
+            f << PrintScenario(s);
+            f.close();
+            if (!f) {
+              std::fprintf(stderr, "prodsim: cannot write %s\n", path.c_str());
+              write_error = kExitCantCreate;
+              return false;
+            }
+            std::printf("  written to %s (replay: prodsim run %s)\n", path.c_str(), path.c_str());
+          }
+          if (!a.keep_going) return false;
+        }
+        if (elapsed() - last_progress >= 2.0) {
+          last_progress = elapsed();
+          progress(stderr);
+        }
+        return true;
+      });
+  if (write_error != 0) return write_error;
   std::printf("summary: ");
   progress(stdout);
   return found > 0 ? 1 : 0;
