@@ -74,6 +74,8 @@ void Scheduler::DestroyTasks() {
   global_ = RunQueue();
   for (GoP& p : ps_) p = GoP{};
   timers_.clear();
+  timer_slots_.clear();
+  free_slots_.clear();
 }
 
 void Scheduler::SetupPct() {
@@ -334,7 +336,8 @@ bool Scheduler::ProgramIdle() const {
 // is seen only at the next millisecond boundary after the program went
 // idle, unless an outside event (a network read: NetpollWake) comes first.
 bool Scheduler::NetpollHolds(TimerEntry& e) {
-  if (e.wake == nullptr || e.wake->world || e.netpoll || !ProgramIdle()) return false;
+  TimerSlot& slot = timer_slots_[e.slot];
+  if (slot.wake == nullptr || slot.wake->world || !ProgramIdle()) return false;
   Time idle = program_last_run_;
   for (size_t i = 0; i < nps_; ++i) idle = std::max(idle, ps_[i].busy_until);
   if (e.at <= idle) return false;
@@ -342,22 +345,23 @@ bool Scheduler::NetpollHolds(TimerEntry& e) {
   const int64_t waits = ((e.at - idle).nanos() + kMs - 1) / kMs;
   const Time fire = idle + Duration::Nanos(waits * kMs);
   if (fire <= e.at) return false;
-  e.netpoll = true;
-  e.due = e.at;
+  slot.netpoll = true;
+  slot.due = e.at;
   e.at = fire;
   ++netpoll_held_;
-  PushTimer(std::move(e));
+  PushKey(e);
   return true;
 }
 
 void Scheduler::NetpollWake() {
   bool moved = false;
   for (TimerEntry& t : timers_) {
-    if (!t.netpoll) continue;
+    TimerSlot& slot = timer_slots_[t.slot];
+    if (!slot.netpoll) continue;
     // Awake now: a held timer fires when due (or now, if it was), and may
     // be held again if the program goes idle before then.
-    t.at = std::max(t.due, now_);
-    t.netpoll = false;
+    t.at = std::max(slot.due, now_);
+    slot.netpoll = false;
     --netpoll_held_;
     moved = true;
   }
@@ -513,8 +517,7 @@ void Scheduler::YieldWithOp(std::coroutine_handle<> h, PendingOp* op) {
     // by sequence) is the same as letting it spin there, without the steps.
     Time wake = now_ + options_.spin_quantum;
     if (!timers_.empty()) wake = std::max(wake, timers_.front().at);
-    const uint64_t seq = next_timer_seq_++;
-    PushTimer(TimerEntry{wake, seq, current_, nullptr, false, Time()});
+    PushTimer(wake, current_, nullptr);
     if (go_) {
       ps_[cur_p_].cur = nullptr;
       go_switch_ = GoSwitch::kKeep;
@@ -706,16 +709,32 @@ void Scheduler::Finish(Goroutine* g) {
   tasks_.erase(g->id);
 }
 
-void Scheduler::PushTimer(TimerEntry e) {
-  timers_.push_back(std::move(e));
+uint64_t Scheduler::PushTimer(Time at, Goroutine* wake, absl::AnyInvocable<void()> fn) {
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(timer_slots_.size());
+    timer_slots_.emplace_back();
+  }
+  TimerSlot& t = timer_slots_[slot];
+  t.wake = wake;
+  t.fn = std::move(fn);
+  t.netpoll = false;
+  const uint64_t seq = next_timer_seq_++;
+  PushKey(TimerEntry{at, seq, slot});
+  return seq;
+}
+
+void Scheduler::PushKey(const TimerEntry& e) {
+  timers_.push_back(e);
   std::push_heap(timers_.begin(), timers_.end(), TimerLater{});
 }
 
 Scheduler::TimerId Scheduler::At(Time when, absl::AnyInvocable<void()> fn) {
   PRODSIM_ASSERT(when >= now_);
-  const uint64_t seq = next_timer_seq_++;
-  PushTimer(TimerEntry{when, seq, nullptr, std::move(fn), false, Time()});
-  return seq;
+  return PushTimer(when, nullptr, std::move(fn));
 }
 
 bool Scheduler::Cancel(TimerId id) {
@@ -727,21 +746,35 @@ bool Scheduler::Cancel(TimerId id) {
 
 void Scheduler::FireNextTimer() {
   std::pop_heap(timers_.begin(), timers_.end(), TimerLater{});
-  TimerEntry e = std::move(timers_.back());
+  TimerEntry e = timers_.back();
   timers_.pop_back();
-  if (e.netpoll) --netpoll_held_;  // held, and now due
-  if (!cancelled_.empty() && cancelled_.erase(e.seq) > 0) return;
+  TimerSlot& slot = timer_slots_[e.slot];
+  const bool held = slot.netpoll;  // held, and now due: never held twice
+  if (held) {
+    slot.netpoll = false;
+    --netpoll_held_;
+  }
+  if (!cancelled_.empty() && cancelled_.erase(e.seq) > 0) {
+    slot.fn = nullptr;
+    free_slots_.push_back(e.slot);
+    return;
+  }
   PRODSIM_ASSERT(e.at >= now_);
-  if (go_ && NetpollHolds(e)) return;
+  if (go_ && !held && NetpollHolds(e)) return;
+  // The slot is free before the timer acts: what it does may add timers.
+  Goroutine* wake = slot.wake;
+  absl::AnyInvocable<void()> fn = std::move(slot.fn);
+  slot.fn = nullptr;
+  free_slots_.push_back(e.slot);
   if (e.at > now_) {
     now_ = e.at;
     Emit(EventKind::kTimeAdvance, static_cast<uint64_t>(now_.nanos()));
   }
   Emit(EventKind::kTimer, e.seq);
-  if (e.wake != nullptr) {
-    Ready(e.wake);
+  if (wake != nullptr) {
+    Ready(wake);
   } else {
-    e.fn();
+    fn();
   }
 }
 
@@ -766,8 +799,7 @@ void Scheduler::SleepAwaiter::await_suspend(std::coroutine_handle<> h) {
   s->Emit(EventKind::kSleep, static_cast<uint64_t>(d.nanos()));
   Goroutine* g = s->current_;
   s->Block(h, this);
-  const uint64_t seq = s->next_timer_seq_++;
-  s->PushTimer(TimerEntry{s->now_ + d, seq, g, nullptr, false, Time()});
+  s->PushTimer(s->now_ + d, g, nullptr);
 }
 
 std::string Scheduler::SleepAwaiter::Describe() const {

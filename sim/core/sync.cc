@@ -142,10 +142,10 @@ bool Timer::Reset(Duration d) {
 
 ChanPtr<Time> After(Scheduler& s, Duration d) {
   ChanPtr<Time> c = MakeChan<Time>(s, "time.After", 1);
+  // The weak pointer alone (16 bytes) fits the callback's inline storage.
   std::weak_ptr<Chan<Time>> weak = c;
-  Scheduler* sp = &s;
-  s.After(d, [weak, sp] {
-    if (ChanPtr<Time> ch = weak.lock()) ch->TrySend(sp->now());
+  s.After(d, [weak] {
+    if (ChanPtr<Time> ch = weak.lock()) ch->TrySend(ch->sched().now());
   });
   return c;
 }
