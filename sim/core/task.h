@@ -26,7 +26,6 @@
 #include <utility>
 
 #include "sim/core/assert.h"
-#include "sim/core/frame_pool.h"
 
 namespace sim {
 
@@ -46,10 +45,6 @@ struct FinalAwaiter {
 };
 
 struct PromiseBase {
-  // Frames from the per-thread pool (frame_pool.h).
-  static void* operator new(size_t size) { return AllocateFrame(size); }
-  static void operator delete(void* frame, size_t size) { FreeFrame(frame, size); }
-
   std::coroutine_handle<> continuation;
   std::suspend_always initial_suspend() noexcept { return {}; }
   FinalAwaiter final_suspend() noexcept { return {}; }
