@@ -1,7 +1,12 @@
 #include "cli/bench.h"
 
 #include <algorithm>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -13,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "scenarios/builtin.h"
 #include "scenarios/explore.h"
+#include "scenarios/parallel.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
 #include "sim/core/assert.h"
@@ -66,6 +72,8 @@ struct BenchArgs {
   BenchFile base_non_idempotent{"bench/scenarios/report-config-non-idempotent.toml"};
   bool compare = false;
   bool wire = false;
+  bool scaling = false;
+  uint64_t max_messages = 1000000;
   bool seeds_set = false;
   bool max_runs_set = false;
   WireBenchArgs wire_args;
@@ -204,6 +212,146 @@ int Compare(const BenchArgs& a) {
   return 0;
 }
 
+
+// One run in a child process: its wall time, steps and verdict through a
+// pipe, its peak RSS from wait4. A child per run, so that each peak is its
+// own and not the largest so far.
+struct ChildRun {
+  bool ok = false;
+  double wall = 0;
+  uint64_t steps = 0;
+  char verdict[48] = {};
+  int64_t max_rss_kib = 0;
+};
+
+ChildRun RunInChild(const Scenario* s) {
+  ChildRun r;
+  int fds[2];
+  if (pipe(fds) != 0) return r;
+  std::fflush(stdout);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return r;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    ChildRun c;
+    if (s != nullptr) {
+      const auto t0 = WallClock::now();
+      const RunOutput out = RunScenario(*s);
+      c.wall = Since(t0);
+      c.steps = out.record.run.steps;
+      const std::string v = out.failing_check.empty()
+                                ? std::string(VerdictName(out.verdict))
+                                : absl::StrCat(std::string(VerdictName(out.verdict)), " [", out.failing_check, "]");
+      std::strncpy(c.verdict, v.c_str(), sizeof(c.verdict) - 1);
+    }
+    c.ok = true;
+    const ssize_t n = write(fds[1], &c, sizeof(c));
+    _exit(n == static_cast<ssize_t>(sizeof(c)) ? 0 : 1);
+  }
+  close(fds[1]);
+  ChildRun got;
+  const ssize_t n = read(fds[0], &got, sizeof(got));
+  close(fds[0]);
+  int status = 0;
+  struct rusage usage {};
+  if (wait4(pid, &status, 0, &usage) != pid) return r;
+  if (n != static_cast<ssize_t>(sizeof(got)) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return r;
+  }
+  got.max_rss_kib = usage.ru_maxrss;
+  return got;
+}
+
+// The base with `messages` messages and the limits to carry them.
+Scenario Sized(const Scenario& base, int64_t messages) {
+  Scenario s = base;
+  s.faults.clear();
+  s.workload.messages = static_cast<int32_t>(messages);
+  s.workload.close_at.reset();
+  const Duration traffic =
+      Duration::Nanos(s.workload.interval.nanos() * (messages / std::max(s.workload.burst, 1) + 1));
+  s.limits.time = traffic + Duration::Seconds(600);
+  // Without faults the world is healed from the start, so the liveness
+  // grace bounds the run: it must cover the traffic.
+  s.limits.liveness_grace = traffic + s.limits.liveness_grace;
+  s.limits.steps = std::max<int64_t>(s.limits.steps, 200 * messages + 1000000);
+  return s;
+}
+
+int Scaling(const Scenario& base, uint64_t max_messages) {
+  const ChildRun idle = RunInChild(nullptr);
+  if (!idle.ok) {
+    std::fprintf(stderr, "prodsim bench: cannot run a child process\n");
+    return 70;
+  }
+  std::printf(
+      "prodsim bench --scaling: one run per row, each in a child process; memory is the\n"
+      "child's peak RSS less an idle child's (%lld KiB)\n\n",
+      static_cast<long long>(idle.max_rss_kib));
+  std::printf("| messages | brokers | partitions | verdict | steps | wall s | us per message | "
+              "steps per message | peak MiB | KiB per message |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  struct Row {
+    int64_t messages;
+    int32_t brokers, partitions;
+  };
+  std::vector<Row> rows;
+  for (int64_t m : {100, 1000, 10000, 100000, 1000000}) {
+    if (static_cast<uint64_t>(m) <= max_messages) rows.push_back({m, 0, 0});
+  }
+  const size_t by_messages = rows.size();
+  for (int32_t b : {1, 3, 9}) {
+    for (int32_t p : {3, 30, 300}) rows.push_back({std::min<int64_t>(10000, static_cast<int64_t>(max_messages)), b, p});
+  }
+  std::vector<double> us_per_message;
+  bool failed = false;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    Scenario s = Sized(base, row.messages);
+    if (row.brokers > 0) {
+      s.cluster.brokers = row.brokers;
+      s.cluster.min_insync_replicas = std::min(s.cluster.min_insync_replicas, row.brokers);
+      for (TopicSpec& t : s.cluster.topics) {
+        t.partitions = row.partitions;
+        t.replication_factor = std::min(t.replication_factor, row.brokers);
+      }
+    }
+    if (i == by_messages) std::printf("|  |  |  |  |  |  |  |  |  |  |\n");
+    const ChildRun r = RunInChild(&s);
+    if (!r.ok) {
+      std::printf("| %lld | %d | %d | child failed |  |  |  |  |  |  |\n",
+                  static_cast<long long>(row.messages), s.cluster.brokers,
+                  s.cluster.topics.empty() ? 0 : s.cluster.topics[0].partitions);
+      failed = true;
+      continue;
+    }
+    const double msgs = static_cast<double>(row.messages);
+    const double mib = static_cast<double>(r.max_rss_kib - idle.max_rss_kib) / 1024.0;
+    const double us = r.wall * 1e6 / msgs;
+    if (i < by_messages) us_per_message.push_back(us);
+    std::printf("| %lld | %d | %d | %s | %llu | %.3f | %.2f | %.1f | %.1f | %.2f |\n",
+                static_cast<long long>(row.messages), s.cluster.brokers,
+                s.cluster.topics.empty() ? 0 : s.cluster.topics[0].partitions, r.verdict,
+                static_cast<unsigned long long>(r.steps), r.wall, us,
+                static_cast<double>(r.steps) / msgs, mib, mib * 1024.0 / msgs);
+    std::fflush(stdout);
+  }
+  // Flat: the per-message cost from 1k messages up within 1.5x of 1k's.
+  if (us_per_message.size() >= 3) {
+    const double lo = *std::min_element(us_per_message.begin() + 1, us_per_message.end());
+    const double hi = *std::max_element(us_per_message.begin() + 1, us_per_message.end());
+    std::printf("\nper-message wall cost from 1k to %llu messages: %.2f..%.2f us, max/min %.2f "
+                "(target <= 1.5: %s)\n",
+                static_cast<unsigned long long>(std::min<uint64_t>(max_messages, 1000000)), lo, hi,
+                hi / lo, hi / lo <= 1.5 ? "flat" : "not flat");
+  }
+  return failed ? 70 : 0;
+}
+
 }  // namespace
 
 int BenchCommand(int argc, char** argv) {
@@ -216,7 +364,7 @@ int BenchCommand(int argc, char** argv) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
     } else if (arg != "--help" && arg != "-h" && arg != "--compare" && arg != "--wire" &&
-               i + 1 < argc) {
+               arg != "--scaling" && i + 1 < argc) {
       value = argv[++i];
     }
     if (arg == "--help" || arg == "-h") {
@@ -230,6 +378,9 @@ int BenchCommand(int argc, char** argv) {
       a.compare = true;
     } else if (arg == "--wire") {
       a.wire = true;
+    } else if (arg == "--scaling") {
+      a.scaling = true;
+    } else if (arg == "--max-messages" && ParseCount(value, &a.max_messages)) {
     } else if (arg == "--trials" && ParseCount(value, &a.wire_args.real_trials)) {
     } else if (arg == "--client" && !value.empty()) {
       a.wire_args.client = value;
@@ -249,6 +400,10 @@ int BenchCommand(int argc, char** argv) {
   Scenario small, base;
   int code = 0;
   if (a.compare) return Compare(a);
+  if (a.scaling) {
+    if (!LoadOrSay(a.base, &base, &code)) return code;
+    return Scaling(base, a.max_messages);
+  }
   if (a.wire) {
     if (!a.base.given) a.base = {"bench/scenarios/wire-mix.toml"};
     if (!LoadOrSay(a.base, &base, &code)) return code;
@@ -273,6 +428,22 @@ int BenchCommand(int argc, char** argv) {
                                                         out.failing_check, "]")];
   }
   const double small_wall = Since(start);
+  // The same runs on two threads, consumed in order as explore --jobs=2 does.
+  const auto start2 = WallClock::now();
+  uint64_t steps2 = 0;
+  RunInOrder(
+      2, a.runs,
+      [&small](uint64_t i) {
+        Scenario s = small;
+        s.seed = i + 1;
+        return RunScenario(s).record.run.steps;
+      },
+      [&steps2](uint64_t, uint64_t& n) {
+        steps2 += n;
+        return true;
+      });
+  const double small_wall2 = Since(start2);
+  PRODSIM_ASSERT_MSG(steps2 == steps, "two threads ran other runs than one");
 
   // 2. Exploration from the base until the first #2803-kind failure, side
   // by side: explore's draw before the go policy existed (random and PCT),
@@ -316,6 +487,12 @@ int BenchCommand(int argc, char** argv) {
               static_cast<double>(steps) / small_wall);
   std::printf("%-58s %14.1f\n", "  mean simulated seconds per run",
               simulated / static_cast<double>(a.runs));
+  std::printf("%-58s %14.0f\n", "  mean scheduler steps per run",
+              static_cast<double>(steps) / static_cast<double>(a.runs));
+  std::printf("%-58s %14.0f\n", "small scenario runs/s on 2 threads (explore --jobs=2)",
+              static_cast<double>(a.runs) / small_wall2);
+  std::printf("%-58s %14.2f  %s\n", "  ratio to one thread", small_wall / small_wall2,
+              ">= 1.8 (on 2 idle cores)");
   const double before = searches[0].secs.empty() ? 0 : Median(searches[0].secs);
   for (const Search& search : searches) {
     const std::vector<double>& secs = search.secs;

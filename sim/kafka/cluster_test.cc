@@ -889,3 +889,33 @@ TEST(ClusterBuggifyTest, OffChangesNothingOnIsDeterministic) {
 
 }  // namespace
 }  // namespace kafka
+
+namespace kafka {
+namespace {
+
+// TopicPartition's order is std::string's (the cluster's maps iterate in
+// it, so it decides digests): the inline comparison must agree with
+// std::string::compare on every pair, bytes above 0x7f and prefixes too.
+TEST(TopicPartitionOrderTest, AgreesWithStringCompare) {
+  const std::vector<std::string> topics = {"", "t", "t0", "t1", "u", "T", "topic", "topic-a",
+                                           "topic-b", std::string("\x80", 1), std::string("\xff"
+                                           "a", 2), std::string("a\0b", 3), "a"};
+  for (const std::string& a : topics) {
+    for (const std::string& b : topics) {
+      const int want = a.compare(b);
+      const int got = TopicPartition::CompareTopics(a, b);
+      EXPECT_EQ(want < 0, got < 0) << "'" << a << "' vs '" << b << "'";
+      EXPECT_EQ(want == 0, got == 0) << "'" << a << "' vs '" << b << "'";
+      for (int32_t pa : {0, 1}) {
+        for (int32_t pb : {0, 1}) {
+          const TopicPartition x{a, PartitionId{pa}}, y{b, PartitionId{pb}};
+          const bool less = want < 0 || (want == 0 && pa < pb);
+          EXPECT_EQ(x < y, less);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kafka

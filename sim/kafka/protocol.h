@@ -31,10 +31,26 @@ struct TopicPartition {
   // standard library ClusterFuzzLite builds with) has no operator<=> for
   // std::string, which deletes a defaulted one.
   std::strong_ordering operator<=>(const TopicPartition& o) const {
-    if (const int c = topic.compare(o.topic); c != 0) {
+    if (const int c = CompareTopics(topic, o.topic); c != 0) {
       return c < 0 ? std::strong_ordering::less : std::strong_ordering::greater;
     }
     return partition <=> o.partition;
+  }
+  // std::string::compare's order (bytes as unsigned char, then length) as
+  // an inline loop: topic names are short, and a call of memcmp per
+  // comparison was a tenth of a run's time (the cluster's maps by
+  // partition are searched at every fetch round).
+  static int CompareTopics(const std::string& a, const std::string& b) {
+    const size_t n = a.size() < b.size() ? a.size() : b.size();
+    const char* x = a.data();
+    const char* y = b.data();
+    for (size_t i = 0; i < n; ++i) {
+      if (x[i] != y[i]) {
+        return static_cast<unsigned char>(x[i]) < static_cast<unsigned char>(y[i]) ? -1 : 1;
+      }
+    }
+    if (a.size() == b.size()) return 0;
+    return a.size() < b.size() ? -1 : 1;
   }
   std::string ToString() const;
 };
