@@ -474,9 +474,16 @@ sim::Task<void> Cluster::ReplicaFetcher(Broker* b) {
 
 bool Cluster::FetchHasWork(const Broker* b) const {
   if (!b->up_ || sched_.now() < b->fetch_paused_until_) return false;
+  // The replicas and the view's partitions are both in TopicPartition
+  // order: one pass over the two finds each replica's partition, where a
+  // search per replica made this function a third of a run with 300
+  // partitions. Nothing here changes either map.
+  auto it = b->view_.partitions.begin();
+  const auto view_end = b->view_.partitions.end();
   for (const auto& [tp, r] : b->replicas_) {
-    auto it = b->view_.partitions.find(tp);
-    if (it == b->view_.partitions.end()) continue;
+    while (it != view_end && it->first < tp) ++it;
+    if (it == view_end) break;  // no later replica is in the view either
+    if (tp < it->first) continue;
     const BrokerId leader = it->second.leader;
     if (leader == b->id_ || leader == BrokerId::kNone) continue;
     if (sched_.now() < r->fetch_paused_until) continue;
