@@ -390,46 +390,58 @@ int Explore(int argc, char** argv) {
   };
   // Runs go on --jobs threads; they are consumed (printed, written, counted)
   // in index order, so the output is the same for every --jobs.
+  // What the consumer needs of a run, made on the worker's thread: the run's
+  // output (its history, its logs) is freed where it was allocated, and a
+  // passing run hands over a few bytes.
   struct Explored {
-    uint64_t seed;
-    Scenario scenario;
-    RunOutput out;
+    uint64_t seed = 0;
+    bool failed = false;
+    std::string name;  // the failure's tally key: the check, or the verdict
+    std::string text;  // VerdictText
+    std::string path;  // where --out puts it
+    std::string file;  // the scenario with its verdict as [expect]
   };
   int write_error = 0;
   RunInOrder(
       a.jobs, a.runs > 0 ? static_cast<uint64_t>(a.runs) : UINT64_MAX,
       [&](uint64_t i) {
-        const uint64_t seed = ExploreSeed(a.seed, a.shard, a.shards, i);
-        Scenario s = Generate(base, seed, GenerateOptions{.mock_faults = a.mock_faults});
-        RunOutput out = RunScenario(s);
-        return Explored{seed, std::move(s), std::move(out)};
+        Explored run;
+        run.seed = ExploreSeed(a.seed, a.shard, a.shards, i);
+        Scenario s = Generate(base, run.seed, GenerateOptions{.mock_faults = a.mock_faults});
+        const RunOutput out = RunScenario(s);
+        if (out.verdict == Verdict::kPass) return run;
+        run.failed = true;
+        run.name = out.failing_check.empty() ? std::string(VerdictName(out.verdict))
+                                             : out.failing_check;
+        run.text = VerdictText(out);
+        if (!a.out.empty()) {
+          s.expect = ExpectSpec{std::string(VerdictName(out.verdict)), out.failing_check, {}};
+          run.path = FailureFile(a, out, run.seed);
+          run.file = PrintScenario(s);
+        }
+        return run;
       },
       [&](uint64_t, Explored& run) {
         if (a.time.nanos() > 0 && elapsed() * 1e9 >= static_cast<double>(a.time.nanos())) {
           return false;
         }
-        const RunOutput& out = run.out;
-        const uint64_t seed = run.seed;
         ++runs;
-        if (out.verdict != Verdict::kPass) {
+        if (run.failed) {
           ++found;
-          ++failures[out.failing_check.empty() ? std::string(VerdictName(out.verdict))
-                                               : out.failing_check];
-          std::printf("found: seed %llu: %s\n", static_cast<unsigned long long>(seed),
-                      VerdictText(out).c_str());
+          ++failures[run.name];
+          std::printf("found: seed %llu: %s\n", static_cast<unsigned long long>(run.seed),
+                      run.text.c_str());
           if (!a.out.empty()) {
-            Scenario& s = run.scenario;
-            s.expect = ExpectSpec{std::string(VerdictName(out.verdict)), out.failing_check, {}};
-            const std::string path = FailureFile(a, out, seed);
-            std::ofstream f(path);
-            f << PrintScenario(s);
+            std::ofstream f(run.path);
+            f << run.file;
             f.close();
             if (!f) {
-              std::fprintf(stderr, "prodsim: cannot write %s\n", path.c_str());
+              std::fprintf(stderr, "prodsim: cannot write %s\n", run.path.c_str());
               write_error = kExitCantCreate;
               return false;
             }
-            std::printf("  written to %s (replay: prodsim run %s)\n", path.c_str(), path.c_str());
+            std::printf("  written to %s (replay: prodsim run %s)\n", run.path.c_str(),
+                        run.path.c_str());
           }
           if (!a.keep_going) return false;
         }
