@@ -31,6 +31,9 @@ expect 66 "cannot read" -- run "$dir/does_not_exist.toml"
 expect 64 "unknown flag" -- run --frobnicate "$src/known/sarama-2803-assertion.toml"
 expect 64 "unknown subcommand" -- frobnicate x.toml
 expect 64 "no scenario file" -- run
+expect 64 "bad explore flag '--jobs=0'" -- explore --base="$src/known/sarama-2803-assertion.toml" --runs=1 --jobs=0
+expect 64 "bad explore flag '--jobs=two'" -- explore --base="$src/known/sarama-2803-assertion.toml" --runs=1 --jobs=two
+expect 64 "bad bench flag '--max-messages=0'" -- bench --scaling --max-messages=0
 printf 'seed = 1\n[schedule]\npolicy = "pct"\ntape = "00ff"\n' > "$dir/tape_pct.toml"
 printf 'seed = 1\n[schedule]\ntape = "0g"\n' > "$dir/tape_hex.toml"
 printf 'seed = 1\n[schedule]\ntape = "abc"\n' > "$dir/tape_odd.toml"
