@@ -67,14 +67,14 @@ SelectAwaiter::SelectAwaiter(Scheduler& s, const SelectCase* cases, int n,
     : sched_(&s), has_default_(has_default) {
   PRODSIM_ASSERT(n >= 0);
   PRODSIM_ASSERT(n <= kMaxCases);
-  for (int i = 0; i < n; ++i) cases_[static_cast<size_t>(n_++)] = cases[i];
+  for (int i = 0; i < n; ++i) new (&cases_.c[n_++]) SelectCase(cases[i]);
 }
 
 internal::OpResult SelectAwaiter::TryNow() {
   std::array<int, kMaxCases> ready;
   int n_ready = 0;
   for (int i = 0; i < n_; ++i) {
-    SelectCase& c = cases_[static_cast<size_t>(i)];
+    SelectCase& c = cases_.c[i];
     if (c.chan == nullptr) continue;
     if (c.send ? c.chan->SendReady() : c.chan->RecvReady()) {
       ready[static_cast<size_t>(n_ready++)] = i;
@@ -95,7 +95,7 @@ internal::OpResult SelectAwaiter::TryNow() {
   sched_->trace().Emit(sched_->now(), EventKind::kSelect, sched_->current_id(),
                        static_cast<uint64_t>(chosen_),
                        static_cast<uint64_t>(n_ready));
-  SelectCase& c = cases_[static_cast<size_t>(chosen_)];
+  SelectCase& c = cases_.c[chosen_];
   if (c.send) return c.chan->SendFrom(c.elem);
   c.chan->RecvInto(c.elem);
   return internal::OpResult::kDone;
@@ -105,10 +105,9 @@ void SelectAwaiter::Park(std::coroutine_handle<> h) {
   parked_ = true;
   for (int i = 0; i < n_; ++i) {
     const auto idx = static_cast<size_t>(i);
-    SelectCase& c = cases_[idx];
+    SelectCase& c = cases_.c[idx];
     if (c.chan == nullptr) continue;
-    internal::Waiter& w = waiters_[idx];
-    w = internal::Waiter{};
+    internal::Waiter& w = *new (&waiters_.w[idx]) internal::Waiter{};
     w.g = sched_->current();
     w.sel = &state_;
     w.case_index = i;
@@ -129,21 +128,20 @@ int SelectAwaiter::await_resume() {
   chosen_ = state_.chosen;
   for (int i = 0; i < n_; ++i) {
     const auto idx = static_cast<size_t>(i);
-    if (cases_[idx].chan == nullptr) continue;
-    cases_[idx].chan->Dequeue(&waiters_[idx], cases_[idx].send);
+    if (cases_.c[idx].chan == nullptr) continue;
+    cases_.c[idx].chan->Dequeue(&waiters_.w[idx], cases_.c[idx].send);
   }
   sched_->trace().Emit(sched_->now(), EventKind::kSelect, sched_->current_id(),
                        static_cast<uint64_t>(chosen_), 1);
   // A send case woken by close never gets here: its task panicked instead.
-  PRODSIM_ASSERT(!cases_[static_cast<size_t>(chosen_)].send ||
-                 waiters_[static_cast<size_t>(chosen_)].success);
+  PRODSIM_ASSERT(!cases_.c[chosen_].send || waiters_.w[chosen_].success);
   return chosen_;
 }
 
 std::string SelectAwaiter::Describe() const {
   std::vector<std::string> parts;
   for (int i = 0; i < n_; ++i) {
-    const SelectCase& c = cases_[static_cast<size_t>(i)];
+    const SelectCase& c = cases_.c[i];
     if (c.chan == nullptr) continue;
     parts.push_back(absl::StrCat(c.send ? "send '" : "receive '",
                                  c.chan->name(), "'"));
