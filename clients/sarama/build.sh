@@ -15,12 +15,8 @@
 # reports; default: git describe of the checkout, else the newest version
 # in its CHANGELOG.md, else the Debian package's version).
 #
-# Shim: Sarama >= 1.38 imports github.com/pierrec/lz4/v4; Debian 12 has
-# only lz4 2.5.2 (github.com/pierrec/lz4). The subset Sarama uses
-# (NewReader, NewWriter, Reset, Read, Write, Close) has the same signatures
-# in both, so when no lz4/v4 is installed the temporary GOPATH gets a copy
-# of lz4 2.5.2 under the v4 path. prodsim's cluster refuses compressed
-# batches anyway, so the driver never compresses.
+# The temporary GOPATH and the lz4/v4 shim: gopath.sh (shared with
+# tools/cpu-costs/run.sh).
 #
 # The driver's Go tests (job_test.go) run before the link.
 set -euo pipefail
@@ -33,6 +29,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 go=${GO:-go}
 gocode=/usr/share/gocode
 debian_pkg=golang-github-shopify-sarama-dev
+who=build.sh
+# shellcheck source=clients/sarama/gopath.sh
+. "$here/gopath.sh"
 
 command -v "$go" >/dev/null || { echo "build.sh: no go (apt-get install golang-go)" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/prodsim-sarama-build.XXXXXX")
@@ -40,22 +39,7 @@ trap 'rm -rf "$work"' EXIT
 gopath=$work/gopath
 
 if [[ -n $src ]]; then
-  [[ -f $src/async_producer.go ]] || { echo "build.sh: $src is not a Sarama checkout" >&2; exit 1; }
-  module=github.com/IBM/sarama
-  if [[ -f $src/go.mod ]]; then
-    module=$(awk '$1 == "module" { print $2; exit }' "$src/go.mod")
-  fi
-  mkdir -p "$gopath/src/$module"
-  # The whole tree but .git: the root package imports its own internal/.
-  tar -C "$src" --exclude=.git -cf - . | tar -C "$gopath/src/$module" -xf -
-  sarama_dir=$gopath/src/$module
-  version=${SARAMA_VERSION:-}
-  if [[ -z $version ]] && git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
-    version=$(git -C "$src" describe --tags --always 2>/dev/null | sed 's/^v//')
-  fi
-  if [[ -z $version && -f $src/CHANGELOG.md ]]; then
-    version=$(sed -n 's/^## Version \([0-9][0-9.]*\).*/\1/p' "$src/CHANGELOG.md" | head -n 1)
-  fi
+  sarama_place_checkout "$src" "$gopath"
 else
   module=
   for m in github.com/IBM/sarama github.com/Shopify/sarama; do
@@ -67,16 +51,7 @@ else
 fi
 version=${version:-unknown}
 
-# The lz4/v4 shim (see the header).
-if grep -qs '"github.com/pierrec/lz4/v4"' "$sarama_dir"/*.go && [[ ! -d $gocode/src/github.com/pierrec/lz4/v4 ]]; then
-  lz4=$gocode/src/github.com/pierrec/lz4
-  [[ -f $lz4/lz4.go ]] || { echo "build.sh: no lz4 (apt-get install golang-github-pierrec-lz4-dev)" >&2; exit 1; }
-  mkdir -p "$gopath/src/github.com/pierrec/lz4/v4"
-  # internal/ too: Go allows an internal package only below its parent dir.
-  cp -r "$lz4/internal" "$gopath/src/github.com/pierrec/lz4/"
-  find "$lz4" -maxdepth 1 \( -name '*.go' -o -name '*.s' \) ! -name '*_test.go' \
-    -exec cp {} "$gopath/src/github.com/pierrec/lz4/v4/" \;
-fi
+sarama_lz4_shim "$gopath"
 
 # The driver, importing Sarama under the path found above.
 pkg=$gopath/src/prodsim/clients/sarama
@@ -107,9 +82,7 @@ done
 } >"$pkg/names_gen.go"
 gofmt -w "$pkg/names_gen.go" 2>/dev/null || true
 
-export GO111MODULE=off GOPATH="$gopath:$gocode" GOPROXY=off GOFLAGS= GOTOOLCHAIN=local
-# Keep Go's cache out of $HOME when there is none (CMake, containers).
-if [[ -z ${HOME:-} || ! -w ${HOME:-/nonexistent} ]]; then export GOCACHE=$work/gocache; fi
+sarama_go_env "$gopath"
 cd "$pkg"
 "$go" vet .
 "$go" test -count=1 .
