@@ -110,7 +110,7 @@ Task<void> SendMany(Chan<int>* ch, int n, Log* log) {
 Task<void> RecvMany(Chan<int>* ch, int n, Log* log) {
   for (int i = 0; i < n; ++i) {
     std::optional<int> v = co_await ch->Recv();
-  (void)v;
+    (void)v;
     log->push_back("received");
   }
 }
@@ -245,18 +245,31 @@ Task<void> Count(Chan<int>* ch, Log* log, std::string name) {
   }
 }
 
+// The distinct logs run(seed) gives over seeds 1..seeds, in the order first
+// seen.
+template <typename Run>
+std::vector<Log> DistinctOrders(uint64_t seeds, Run run) {
+  std::vector<Log> orders;
+  for (uint64_t seed = 1; seed <= seeds; ++seed) {
+    Log log = run(seed);
+    if (std::find(orders.begin(), orders.end(), log) == orders.end()) {
+      orders.push_back(std::move(log));
+    }
+  }
+  return orders;
+}
+
 TEST(GoPolicyTest, PsInterleaveAndOnePDoesNot) {
   for (uint32_t procs : {1u, 2u}) {
-    std::vector<Log> orders;
-    for (uint64_t seed = 1; seed <= 10; ++seed) {
+    const std::vector<Log> orders = DistinctOrders(10, [procs](uint64_t seed) {
       Scheduler s(GoOptions(procs, seed));
       Chan<int> a(s, "a", 10), b(s, "b", 10);
       Log log;
       s.Go("x", Count(&a, &log, "x"));
       s.Go("y", Count(&b, &log, "y"));
       s.Run();
-      if (std::find(orders.begin(), orders.end(), log) == orders.end()) orders.push_back(log);
-    }
+      return log;
+    });
     if (procs == 1) {
       EXPECT_EQ(orders.size(), 1u);
     } else {
@@ -295,8 +308,7 @@ TEST(GoPolicyTest, CpuCostOnlyUnderGo) {
 // The perturbation preempts at synchronization points; without it the
 // rules alone decide and every seed on one P gives one order.
 TEST(GoPolicyTest, PerturbationPreempts) {
-  std::vector<Log> orders;
-  for (uint64_t seed = 1; seed <= 20; ++seed) {
+  const std::vector<Log> orders = DistinctOrders(20, [](uint64_t seed) {
     SchedulerOptions o = GoOptions(1, seed);
     o.perturb_per_mille = 300;
     Scheduler s(o);
@@ -305,8 +317,8 @@ TEST(GoPolicyTest, PerturbationPreempts) {
     s.Go("receiver", RecvMany(&ch, 10, &log));
     s.Go("sender", SendMany(&ch, 10, &log));
     s.Run();
-    if (std::find(orders.begin(), orders.end(), log) == orders.end()) orders.push_back(log);
-  }
+    return log;
+  });
   EXPECT_GT(orders.size(), 3u);
 }
 
@@ -341,16 +353,15 @@ TEST(GoPolicyTest, DeadlockIsReported) {
 // while a program goroutine that does not block holds the only P, the
 // world goroutine still runs, at different points of it by seed.
 TEST(GoPolicyTest, WorldGoroutinesRunBesideTheProgramsPs) {
-  std::vector<Log> orders;
-  for (uint64_t seed = 1; seed <= 10; ++seed) {
+  const std::vector<Log> orders = DistinctOrders(10, [](uint64_t seed) {
     Scheduler s(GoOptions(1, seed));
     Chan<int> ch(s, "ch", 100);
     Log log;
     s.Go("busy", SendMany(&ch, 20, &log));
     s.Go("world", Note(&log, "world"), {.world = true});
     s.Run();
-    if (std::find(orders.begin(), orders.end(), log) == orders.end()) orders.push_back(log);
-  }
+    return log;
+  });
   EXPECT_GE(orders.size(), 2u);  // not only before or after it
 }
 
