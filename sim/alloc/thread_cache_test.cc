@@ -44,10 +44,16 @@ TEST(ThreadCacheTest, EverySizeKeepsItsBytesAndAlignment) {
     blocks.emplace_back(p, n);
   }
   for (const auto& [p, n] : blocks) EXPECT_TRUE(Holds(p, n, static_cast<unsigned>(n))) << n;
-  // Half with sized delete, half unsized: both find the block's class.
+  // Half with sized delete (where the compiler has it), half unsized: both
+  // find the block's class.
   for (size_t i = 0; i < blocks.size(); ++i) {
     if (i % 2 == 0) {
+#if defined(__cpp_sized_deallocation)
       ::operator delete(blocks[i].first, blocks[i].second);
+#else
+      // clang 14 declares sized delete only with -fsized-deallocation.
+      ::operator delete(blocks[i].first);
+#endif
     } else {
       ::operator delete(blocks[i].first);
     }
