@@ -722,6 +722,7 @@ uint64_t Scheduler::PushTimer(Time at, Goroutine* wake, absl::AnyInvocable<void(
   t.wake = wake;
   t.fn = std::move(fn);
   t.netpoll = false;
+  t.cancelled = false;
   const uint64_t seq = next_timer_seq_++;
   PushKey(TimerEntry{at, seq, slot});
   return seq;
@@ -739,7 +740,7 @@ Scheduler::TimerId Scheduler::At(Time when, absl::AnyInvocable<void()> fn) {
 
 bool Scheduler::Cancel(TimerId id) {
   for (const TimerEntry& e : timers_) {
-    if (e.seq == id) return cancelled_.emplace(id, true).second;
+    if (e.seq == id) return !std::exchange(timer_slots_[e.slot].cancelled, true);
   }
   return false;
 }
@@ -754,18 +755,17 @@ void Scheduler::FireNextTimer() {
     slot.netpoll = false;
     --netpoll_held_;
   }
-  if (!cancelled_.empty() && cancelled_.erase(e.seq) > 0) {
-    slot.fn = nullptr;
-    free_slots_.push_back(e.slot);
-    return;
+  if (!slot.cancelled) {
+    PRODSIM_ASSERT(e.at >= now_);
+    if (go_ && !held && NetpollHolds(e)) return;
   }
-  PRODSIM_ASSERT(e.at >= now_);
-  if (go_ && !held && NetpollHolds(e)) return;
   // The slot is free before the timer acts: what it does may add timers.
+  const bool cancelled = slot.cancelled;
   Goroutine* wake = slot.wake;
   absl::AnyInvocable<void()> fn = std::move(slot.fn);
   slot.fn = nullptr;
   free_slots_.push_back(e.slot);
+  if (cancelled) return;
   if (e.at > now_) {
     now_ = e.at;
     Emit(EventKind::kTimeAdvance, static_cast<uint64_t>(now_.nanos()));

@@ -386,6 +386,7 @@ class Scheduler {
     // Go: held back by netpoll's millisecond wait; `due` is when it was due.
     bool netpoll = false;
     Time due;
+    bool cancelled = false;  // Cancel: it fires as nothing
   };
   struct TimerLater {
     bool operator()(const TimerEntry& x, const TimerEntry& y) const {
@@ -469,7 +470,6 @@ class Scheduler {
   std::vector<TimerEntry> timers_;  // a heap under TimerLater
   std::vector<TimerSlot> timer_slots_;
   std::vector<uint32_t> free_slots_;
-  absl::btree_map<uint64_t, bool> cancelled_;
   absl::btree_map<uint32_t, std::unique_ptr<Goroutine>> tasks_;
   uint32_t live_non_daemon_ = 0;
   bool spawned_non_daemon_ = false;
