@@ -1,13 +1,13 @@
 #include "cli/bench.h"
 
-#include <algorithm>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
@@ -159,8 +159,7 @@ CompareRow CompareOne(const Scenario& base, const std::string& config, bool late
     ++row.runs;
     if (out.verdict != Verdict::kPass) {
       ++row.failed;
-      ++row.by_check[out.failing_check.empty() ? std::string(VerdictName(out.verdict))
-                                               : out.failing_check];
+      ++row.by_check[FailureName(out)];
       if (row.first_failure < 0) {
         row.first_failure = static_cast<int64_t>(i) + 1;
         row.first_failure_wall = Since(start);
@@ -222,7 +221,6 @@ int Compare(const BenchArgs& a) {
   return 0;
 }
 
-
 // One run in a child process: its wall time, steps and verdict through a
 // pipe, its peak RSS from wait4. A child per run, so that each peak is its
 // own and not the largest so far.
@@ -253,10 +251,7 @@ ChildRun RunInChild(const Scenario* s) {
       const RunOutput out = RunScenario(*s);
       c.wall = Since(t0);
       c.steps = out.record.run.steps;
-      const std::string v = out.failing_check.empty()
-                                ? std::string(VerdictName(out.verdict))
-                                : absl::StrCat(std::string(VerdictName(out.verdict)), " [", out.failing_check, "]");
-      std::strncpy(c.verdict, v.c_str(), sizeof(c.verdict) - 1);
+      std::strncpy(c.verdict, VerdictText(out).c_str(), sizeof(c.verdict) - 1);
     }
     c.ok = true;
     const ssize_t n = write(fds[1], &c, sizeof(c));
@@ -315,7 +310,9 @@ int Scaling(const Scenario& base, uint64_t max_messages) {
   }
   const size_t by_messages = rows.size();
   for (int32_t b : {1, 3, 9}) {
-    for (int32_t p : {3, 30, 300}) rows.push_back({std::min<int64_t>(10000, static_cast<int64_t>(max_messages)), b, p});
+    for (int32_t p : {3, 30, 300}) {
+      rows.push_back({std::min<int64_t>(10000, static_cast<int64_t>(max_messages)), b, p});
+    }
   }
   std::vector<double> us_per_message;
   bool failed = false;
@@ -433,9 +430,7 @@ int BenchCommand(int argc, char** argv) {
     const RunOutput out = RunScenario(small);
     simulated += static_cast<double>(out.record.run.end_time.nanos()) / 1e9;
     steps += out.record.run.steps;
-    ++verdicts[out.failing_check.empty() ? std::string(VerdictName(out.verdict))
-                                         : absl::StrCat(std::string(VerdictName(out.verdict)), " [",
-                                                        out.failing_check, "]")];
+    ++verdicts[VerdictText(out)];
   }
   const double small_wall = Since(start);
   // The same runs on two threads, consumed in order as explore --jobs=2 does.

@@ -411,8 +411,7 @@ int Explore(int argc, char** argv) {
         const RunOutput out = RunScenario(s);
         if (out.verdict == Verdict::kPass) return run;
         run.failed = true;
-        run.name = out.failing_check.empty() ? std::string(VerdictName(out.verdict))
-                                             : out.failing_check;
+        run.name = FailureName(out);
         run.text = VerdictText(out);
         if (!a.out.empty()) {
           s.expect = ExpectSpec{std::string(VerdictName(out.verdict)), out.failing_check, {}};

@@ -321,6 +321,10 @@ std::string VerdictText(const RunOutput& out) {
   return text;
 }
 
+std::string FailureName(const RunOutput& out) {
+  return out.failing_check.empty() ? std::string(VerdictName(out.verdict)) : out.failing_check;
+}
+
 absl::StatusOr<WorldPlan> PlanWorld(const Scenario& s) {
   WorldPlan plan;
   absl::StatusOr<kafka::ClusterConfig> cc = ClusterConfigOf(s.cluster);

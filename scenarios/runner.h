@@ -98,6 +98,9 @@ Verdict Decide(const RunOutput& out, std::string* failing);
 // The verdict with the check that decided it, as every command prints it:
 // "safety [per-partition-order]", or "pass".
 std::string VerdictText(const RunOutput& out);
+// The name a failure is counted under in summaries: the check that decided
+// it, or the verdict where no check did (a deadlock, a harness error).
+std::string FailureName(const RunOutput& out);
 
 // Builds and runs. A Scenario that parsed is runnable; an error here is a
 // harness error (returned in the output, not as a status).

@@ -80,8 +80,8 @@ class WaitQueue {
 enum class OpResult : uint8_t { kDone, kWouldBlock, kPanic };
 
 // A buffered channel's FIFO (Go's hchan buf): a ring over a power-of-two
-// array that is allocated on the first send and grows to at most the
-// channel's capacity. A std::deque allocated its map and a 512-byte block
+// array that is allocated on the first send and grows, doubling, to the
+// first power of two that holds the channel's capacity. A std::deque allocated its map and a 512-byte block
 // as it was constructed, and the model makes channels by the thousand (a
 // time.After, a response promise, a notifier wait each make one or two).
 template <typename T>
