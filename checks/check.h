@@ -31,10 +31,25 @@ namespace checks {
 // how many offending events there were in all.
 inline constexpr size_t kWitnessesMax = 10;
 
+// The first offending event of a violation, as data, for the failure
+// signatures (checks/signature.h) to follow back to its cause. Fields that
+// do not apply stay at their defaults.
+struct Subject {
+  sim::Time at;                  // when it happened (or was appended)
+  std::string topic;             // its partition, if it has one
+  int32_t partition = -1;
+  std::vector<uint64_t> ids;     // the messages it is about
+  int32_t broker = -1;           // an answer: which broker, which request
+  int32_t correlation_id = -1;
+  int16_t epoch = -1;            // a batch or an ack: its epoch and sequence
+  int32_t sequence = -1;
+};
+
 struct Violation {
   std::string check;                   // the check's name
   std::string explanation;             // one line
   std::vector<std::string> witnesses;  // at most kWitnessesMax, most telling first
+  Subject subject;
 };
 
 class Check {
@@ -49,7 +64,7 @@ class Check {
 // Every check, in a fixed order: acked-batches-in-order,
 // log-sequences-contiguous, no-duplicates, per-partition-order,
 // acked-are-durable, every-message-one-outcome, no-producer-assertion,
-// no-broker-sequence-error, then the wire-mode checks of a real client
+// no-broker-sequence-error, retry-pacing (opt-in), then the wire-mode checks of a real client
 // (no-fatal-error, client-crashed, client-exited-early, client-hung,
 // client-output-garbage, client-malformed-frame), liveness.
 std::vector<std::unique_ptr<Check>> AllChecks();

@@ -89,9 +89,24 @@ class Witnesses {
 };
 
 // Takes the witnesses out of `w`.
-Violation MakeViolation(std::string_view check, std::string explanation, Witnesses& w) {
+// The subject of an acknowledgement.
+Subject AckSubject(const sarama::AckEvent& ack) {
+  Subject s;
+  s.at = ack.at;
+  s.topic = ack.topic;
+  s.partition = ack.partition;
+  s.ids = {ack.id};
+  if (ack.has_sequence) {
+    s.epoch = ack.producer_epoch;
+    s.sequence = ack.sequence;
+  }
+  return s;
+}
+
+Violation MakeViolation(std::string_view check, std::string explanation, Witnesses& w,
+                        Subject subject = {}) {
   PRODSIM_ASSERT(!w.empty());
-  return Violation{std::string(check), std::move(explanation), w.Take()};
+  return Violation{std::string(check), std::move(explanation), w.Take(), std::move(subject)};
 }
 
 // ---------------------------------------------------------------------------
@@ -136,6 +151,18 @@ std::string BatchText(const kafka::History& h, const TopicPartition& tp, const L
 }
 
 // "t/0 offset=9 (pid=1 epoch=0 seq=3 appended t=1.2s)": record `i` of `e`.
+// The subject of a batch of a final log: when a leader appended it.
+Subject EntrySubject(const kafka::History& h, const TopicPartition& tp, const LogEntry& e) {
+  Subject s;
+  s.at = AppendTime(h, tp, e).value_or(sim::Time());
+  s.topic = tp.topic;
+  s.partition = tp.partition.value;
+  s.ids = e.record_ids;
+  s.epoch = e.epoch.value;
+  s.sequence = e.first_seq.value;
+  return s;
+}
+
 std::string RecordText(const kafka::History& h, const TopicPartition& tp, const LogEntry& e,
                        size_t i) {
   const int64_t offset = e.base_offset.value + static_cast<int64_t>(i);
@@ -247,6 +274,7 @@ class AckedBatchesInOrder final : public Check {
     absl::btree_map<Key, const sarama::AckEvent*> last;
     Witnesses w;
     std::string first;
+    Subject subject;
     for (const sarama::AckEvent& ack : r.producer.acks) {
       if (!ack.has_sequence) continue;
       auto [it, inserted] =
@@ -259,6 +287,7 @@ class AckedBatchesInOrder final : public Check {
       }
       const std::string jump = AckJump(prev.sequence, ack.sequence);
       if (first.empty()) {
+        subject = AckSubject(ack);
         first = absl::StrCat(Tp(ack.topic, ack.partition), " epoch=", ack.producer_epoch,
                              " seq=", ack.sequence, " acked after seq=", prev.sequence, " (", jump,
                              ")");
@@ -275,7 +304,7 @@ class AckedBatchesInOrder final : public Check {
                                       " acknowledgement(s) out of sequence order within a "
                                       "partition and epoch; first: ",
                                       first),
-                         w);
+                         w, std::move(subject));
   }
 };
 
@@ -288,24 +317,33 @@ class LogSequencesContiguous final : public Check {
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
     if (!r.idempotent) return std::nullopt;
     Witnesses w;
-    for (const auto& [tp, entries] : r.kafka.final_logs) CheckPartition(r.kafka, tp, entries, w);
+    Subject subject;
+    for (const auto& [tp, entries] : r.kafka.final_logs) {
+      CheckPartition(r.kafka, tp, entries, w, &subject);
+    }
     if (w.empty()) return std::nullopt;
     return MakeViolation(name(),
                          absl::StrCat(w.total(),
                                       " batch(es) in the final logs break a producer's sequence "
                                       "(each (pid, epoch) must start at seq=0 and continue "
                                       "without gap or repeat)"),
-                         w);
+                         w, std::move(subject));
   }
 
  private:
   static void CheckPartition(const kafka::History& h, const TopicPartition& tp,
-                             const std::vector<LogEntry>& entries, Witnesses& w) {
+                             const std::vector<LogEntry>& entries, Witnesses& w,
+                             Subject* subject) {
+    // The first offending batch is the subject.
+    auto offend = [&](const LogEntry& e) {
+      if (w.empty()) *subject = EntrySubject(h, tp, e);
+    };
     // The last batch seen for each (producer id, epoch).
     absl::btree_map<std::pair<int64_t, int16_t>, const LogEntry*> last;
     for (const LogEntry& e : entries) {
       if (e.producer_id.IsNone() || e.record_ids.empty()) continue;
       if (e.first_seq.value < 0) {
+        offend(e);
         w.Add([&] {
           return absl::StrCat(BatchText(h, tp, e), ": a producer id without a sequence");
         });
@@ -314,6 +352,7 @@ class LogSequencesContiguous final : public Check {
       auto [it, inserted] = last.try_emplace(std::pair(e.producer_id.value, e.epoch.value), &e);
       if (inserted) {
         if (e.first_seq.value != 0) {
+          offend(e);
           w.Add([&] {
             return absl::StrCat(BatchText(h, tp, e), ": first batch of pid=", e.producer_id.value,
                                 " epoch=", e.epoch.value, " starts at seq=", e.first_seq.value,
@@ -326,6 +365,7 @@ class LogSequencesContiguous final : public Check {
       it->second = &e;
       const kafka::Sequence prev_last = LastSeq(prev);
       if (kafka::InSequence(prev_last, e.first_seq)) continue;
+      offend(e);
       w.Add([&] {
         return absl::StrCat(BatchText(h, tp, e), " after seq=", prev.first_seq.value, "..",
                             prev_last.value, " at offset=", prev.base_offset.value, " (",
@@ -356,6 +396,7 @@ class NoDuplicates final : public Check {
     };
     absl::btree_map<uint64_t, Where> first;
     Witnesses w;
+    Subject subject;
     std::vector<uint64_t> ids;
     for (const auto& [tp, entries] : r.kafka.final_logs) {
       for (const LogEntry& e : entries) {
@@ -363,6 +404,10 @@ class NoDuplicates final : public Check {
           const uint64_t id = e.record_ids[i];
           auto [it, inserted] = first.try_emplace(id, Where{&tp, &e, i});
           if (inserted) continue;
+          if (ids.empty()) {
+            subject = EntrySubject(r.kafka, tp, e);
+            subject.ids = {id};
+          }
           if (ids.size() < kWitnessesMax) ids.push_back(id);
           const Where& was = it->second;
           w.Add([&, &tp = tp] {
@@ -378,7 +423,7 @@ class NoDuplicates final : public Check {
                                       " duplicate record(s) in the final logs of an "
                                       "idempotent producer: ids ",
                                       FewIds(ids, w.total())),
-                         w);
+                         w, std::move(subject));
   }
 };
 
@@ -399,16 +444,17 @@ class PerPartitionOrder final : public Check {
     // which each produced message was placed, by produce position.
     std::vector<size_t> placed_in(r.produced.size(), 0);
     size_t partition_number = 0;
+    Subject subject;
     for (const auto& [tp, entries] : r.kafka.final_logs) {
       ++partition_number;
-      CheckPartition(r, index, tp, entries, partition_number, placed_in, w);
+      CheckPartition(r, index, tp, entries, partition_number, placed_in, w, &subject);
     }
     if (w.empty()) return std::nullopt;
     return MakeViolation(
         name(),
         absl::StrCat(w.total(), " record(s) in a final log come after a record produced later",
                      r.idempotent ? "" : " (first appearances only: not idempotent)"),
-        w);
+        w, std::move(subject));
   }
 
  private:
@@ -421,7 +467,7 @@ class PerPartitionOrder final : public Check {
   static void CheckPartition(const RunRecord& r, const ProducedIndex& index,
                              const TopicPartition& tp, const std::vector<LogEntry>& entries,
                              size_t partition_number, std::vector<size_t>& placed_in,
-                             Witnesses& w) {
+                             Witnesses& w, Subject* subject) {
     std::optional<Seen> prev;
     for (const LogEntry& e : entries) {
       for (size_t i = 0; i < e.record_ids.size(); ++i) {
@@ -434,6 +480,11 @@ class PerPartitionOrder final : public Check {
         }
         const Seen cur{id, *position, e.base_offset.value + static_cast<int64_t>(i)};
         if (prev.has_value() && cur.index < prev->index) {
+          if (w.empty()) {
+            // The earlier-produced record, then the one it follows.
+            *subject = EntrySubject(r.kafka, tp, e);
+            subject->ids = {id, prev->id};
+          }
           w.Add([&] {
             return absl::StrCat(tp.ToString(), " offset=", cur.offset, " ", Produced(r, cur),
                                 " follows offset=", prev->offset, " ", Produced(r, *prev));
@@ -467,6 +518,7 @@ class AckedAreDurable final : public Check {
       logs.try_emplace(std::pair(std::string_view(tp.topic), tp.partition.value), &entries);
     }
     Witnesses w;
+    Subject subject;
     std::vector<uint64_t> ids;
     for (const sarama::AckEvent& ack : r.producer.acks) {
       const auto it = logs.find(std::pair(std::string_view(ack.topic), ack.partition));
@@ -474,6 +526,10 @@ class AckedAreDurable final : public Check {
       const std::optional<uint64_t> held =
           entries == nullptr ? std::nullopt : RecordAt(*entries, ack.offset);
       if (held.has_value() && *held == ack.id) continue;
+      if (ids.empty()) {
+        subject = AckSubject(ack);
+        if (held.has_value()) subject.ids.push_back(*held);  // what the offset holds instead
+      }
       if (ids.size() < kWitnessesMax) ids.push_back(ack.id);
       w.Add([&] { return absl::StrCat(AckText(ack), ": ", Problem(r, ack, entries, held)); });
     }
@@ -483,7 +539,7 @@ class AckedAreDurable final : public Check {
                                       " acknowledged message(s) not in the final "
                                       "log at the reported offset: ids ",
                                       FewIds(ids, w.total())),
-                         w);
+                         w, std::move(subject));
   }
 
  private:
@@ -640,15 +696,23 @@ class NoProducerAssertion final : public Check {
   std::string_view name() const override { return "no-producer-assertion"; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
     Witnesses w;
+    Subject subject;
     for (const sarama::ErrorEvent& e : r.producer.errors) {
-      if (e.err.Is(sarama::ErrorKind::kProduceSetAssertion)) w.Add([&] { return ErrorText(e); });
+      if (!e.err.Is(sarama::ErrorKind::kProduceSetAssertion)) continue;
+      if (w.empty()) {
+        subject.at = e.at;
+        subject.topic = e.topic;
+        subject.partition = e.partition;
+        subject.ids = {e.id};
+      }
+      w.Add([&] { return ErrorText(e); });
     }
     if (w.empty()) return std::nullopt;
     return MakeViolation(name(),
                          absl::StrCat("the producer failed its produceSet assertion (message out "
                                       "of sequence added to a batch) for ",
                                       w.total(), " message(s)"),
-                         w);
+                         w, std::move(subject));
   }
 };
 
@@ -661,10 +725,21 @@ class NoBrokerSequenceError final : public Check {
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
     if (!r.sequence_error_is_violation) return std::nullopt;
     Witnesses w;
+    Subject subject;
     for (const kafka::ResponseEvent& resp : r.kafka.responses) {
       if (resp.error != kafka::ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER &&
           resp.error != kafka::ErrorCode::INVALID_PRODUCER_EPOCH) {
         continue;
+      }
+      if (w.empty()) {
+        subject = Subject{.at = resp.at,
+                          .topic = resp.tp.topic,
+                          .partition = resp.tp.partition.value,
+                          .ids = {},
+                          .broker = resp.broker.value,
+                          .correlation_id = resp.correlation_id,
+                          .epoch = -1,
+                          .sequence = -1};
       }
       w.Add([&] {
         return absl::StrCat(At(resp.at), " broker=", resp.broker.value, " ",
@@ -680,7 +755,7 @@ class NoBrokerSequenceError final : public Check {
                          absl::StrCat("brokers answered ", w.total(),
                                       " request(s) with OUT_OF_ORDER_SEQUENCE_NUMBER or "
                                       "INVALID_PRODUCER_EPOCH"),
-                         w);
+                         w, std::move(subject));
   }
 };
 
@@ -699,10 +774,12 @@ class NoFatalError final : public Check {
     if (!r.client || r.client->fatal_errors.empty()) return std::nullopt;
     Witnesses w;
     for (const std::string& f : r.client->fatal_errors) w.Add([&] { return f; });
+    Subject subject;
+    subject.at = r.client->first_fatal_at.value_or(r.run.end_time);
     return MakeViolation(name(),
                          absl::StrCat("the client raised a fatal error: ",
                                       r.client->fatal_errors.front()),
-                         w);
+                         w, std::move(subject));
   }
 };
 
@@ -929,6 +1006,93 @@ class Liveness final : public Check {
   }
 };
 
+// ---------------------------------------------------------------------------
+// retry-pacing (opt-in: RunRecord::retry_backoff)
+//
+// Sarama waits Retry.Backoff before every retry: partitionProducer.backoff
+// when a partition's retry level rises (before the level's first message
+// goes out, so after each message's previous attempt), and on main
+// retryBatch before it resends (4009ac0b). So a message's consecutive
+// attempts are at least Retry.Backoff apart, and a message that fails with
+// its retries exhausted has waited Retry.Max backoffs since its first
+// attempt. Attempts are the model's request steps (producer/history.h).
+
+class RetryPacing final : public Check {
+ public:
+  std::string_view name() const override { return "retry-pacing"; }
+  std::optional<Violation> Evaluate(const RunRecord& r) const override {
+    if (!r.retry_backoff.has_value()) return std::nullopt;
+    const sim::Duration backoff = *r.retry_backoff;
+    // Each message's attempts, in the order they were written.
+    absl::btree_map<uint64_t, std::vector<const sarama::ProducerStep*>> attempts;
+    for (const sarama::ProducerStep& s : r.producer.steps) {
+      if (s.kind != sarama::StepKind::kSend) continue;
+      for (uint64_t id : s.ids) attempts[id].push_back(&s);
+    }
+    for (auto& [id, list] : attempts) {
+      std::stable_sort(list.begin(), list.end(),
+                       [](const auto* a, const auto* b) { return a->at < b->at; });
+    }
+    Witnesses w;
+    Subject subject;
+    sim::Time first_at = sim::Time::Max();
+    auto offend = [&](uint64_t id, const sarama::ProducerStep& s, sim::Time at) {
+      if (at >= first_at) return;
+      first_at = at;
+      subject = Subject{};
+      subject.at = at;
+      subject.topic = s.topic;
+      subject.partition = s.partition;
+      subject.ids = {id};
+    };
+    for (const auto& [key, list] : attempts) {
+      const uint64_t id = key;  // (clang 14 cannot capture a structured binding)
+      for (size_t i = 1; i < list.size(); ++i) {
+        const sarama::ProducerStep& prev = *list[i - 1];
+        const sarama::ProducerStep& next = *list[i];
+        if (next.retries <= prev.retries) continue;  // not a retry of it
+        const sim::Duration gap = next.at - prev.at;
+        if (gap >= backoff) continue;
+        offend(id, next, next.at);
+        w.Add([&] {
+          return absl::StrCat(At(next.at), " id=", id, " ", Tp(next.topic, next.partition),
+                              " attempt ", next.retries + 1, " to broker ", next.broker, " ",
+                              gap.ToString(), " after attempt ", prev.retries + 1, " (",
+                              At(prev.at), "), Retry.Backoff ", backoff.ToString());
+        });
+      }
+    }
+    for (const sarama::ErrorEvent& e : r.producer.errors) {
+      if (r.retry_max <= 0 || e.retries < r.retry_max) continue;
+      if (e.err.Is(sarama::ErrorKind::kProduceSetAssertion) ||
+          e.err.Is(sarama::ErrorKind::kShuttingDown)) {
+        continue;
+      }
+      auto it = attempts.find(e.id);
+      if (it == attempts.end()) continue;
+      // The retries since its first attempt each waited a backoff (a
+      // message dropped from a buffer counts a retry it never attempted).
+      const sarama::ProducerStep& first = *it->second.front();
+      const sim::Duration waited = e.at - first.at;
+      const sim::Duration owed = backoff * (e.retries - first.retries);
+      if (waited >= owed) continue;
+      offend(e.id, *it->second.front(), e.at);
+      w.Add([&] {
+        return absl::StrCat(ErrorText(e), ": retries exhausted ", waited.ToString(),
+                            " after its first attempt (retry ", first.retries, "), sooner than ",
+                            e.retries - first.retries, " x ", backoff.ToString());
+      });
+    }
+    if (w.empty()) return std::nullopt;
+    return MakeViolation(name(),
+                         absl::StrCat(w.total(),
+                                      " retry(ies) sooner than Retry.Backoff allows (attempts "
+                                      "closer than ",
+                                      backoff.ToString(), ", or retries exhausted too soon)"),
+                         w, std::move(subject));
+  }
+};
+
 // The registry FindCheck and EvaluateAll use: built once, never changed.
 const std::vector<std::unique_ptr<Check>>& Registry() {
   static const auto* const kRegistry = new std::vector<std::unique_ptr<Check>>(AllChecks());
@@ -947,6 +1111,7 @@ std::vector<std::unique_ptr<Check>> AllChecks() {
   out.push_back(std::make_unique<EveryMessageOneOutcome>());
   out.push_back(std::make_unique<NoProducerAssertion>());
   out.push_back(std::make_unique<NoBrokerSequenceError>());
+  out.push_back(std::make_unique<RetryPacing>());
   out.push_back(std::make_unique<NoFatalError>());
   for (ClientCheck::Kind k : {ClientCheck::Kind::kCrashed, ClientCheck::Kind::kExitedEarly,
                               ClientCheck::Kind::kHung, ClientCheck::Kind::kGarbage,

@@ -120,7 +120,7 @@ TEST(Registry, NamesInFixedOrder) {
   EXPECT_THAT(names,
               ElementsAre("acked-batches-in-order", "log-sequences-contiguous", "no-duplicates",
                           "per-partition-order", "acked-are-durable", "every-message-one-outcome",
-                          "no-producer-assertion", "no-broker-sequence-error", "no-fatal-error",
+                          "no-producer-assertion", "no-broker-sequence-error", "retry-pacing", "no-fatal-error",
                           "client-crashed", "client-exited-early", "client-hung",
                           "client-output-garbage", "client-malformed-frame", "liveness"));
   for (const std::string& n : names) {
@@ -677,6 +677,72 @@ TEST(ClientChecks, BrokerSequenceErrorsCanBeAClientsNormalFlow) {
   ASSERT_TRUE(EvaluateCheck("no-broker-sequence-error", r).has_value());
   r.sequence_error_is_violation = false;
   EXPECT_FALSE(EvaluateCheck("no-broker-sequence-error", r).has_value());
+}
+
+// ---------------------------------------------------------------------------
+// retry-pacing
+
+namespace pacing {
+
+sarama::ProducerStep Send(int64_t at_ms, uint64_t id, int retries) {
+  sarama::ProducerStep s;
+  s.at = Ms(at_ms);
+  s.kind = sarama::StepKind::kSend;
+  s.broker = 1;
+  s.topic = "t";
+  s.partition = 0;
+  s.epoch = 0;
+  s.first_seq = 0;
+  s.ids = {id};
+  s.retries = retries;
+  return s;
+}
+
+RunRecord Paced(sim::Duration backoff, int32_t retry_max) {
+  RunRecord r;
+  r.idempotent = true;
+  r.retry_backoff = backoff;
+  r.retry_max = retry_max;
+  return r;
+}
+
+}  // namespace pacing
+
+TEST(RetryPacing, OnlyWhenTheScenarioOptsIn) {
+  RunRecord r;
+  r.producer.steps = {pacing::Send(0, 1, 0), pacing::Send(1, 1, 1)};
+  EXPECT_FALSE(EvaluateCheck("retry-pacing", r).has_value());
+}
+
+TEST(RetryPacing, AttemptsAtLeastTheBackoffApartPass) {
+  RunRecord r = pacing::Paced(sim::Duration::Millis(100), 3);
+  r.producer.steps = {pacing::Send(0, 1, 0), pacing::Send(100, 1, 1), pacing::Send(350, 1, 2)};
+  // The same attempt recorded twice (no retry between) is not a retry.
+  r.producer.steps.push_back(pacing::Send(351, 1, 2));
+  EXPECT_FALSE(EvaluateCheck("retry-pacing", r).has_value());
+}
+
+TEST(RetryPacing, CanaryRetrySoonerThanTheBackoff) {
+  RunRecord r = pacing::Paced(sim::Duration::Millis(100), 3);
+  r.producer.steps = {pacing::Send(0, 1, 0), pacing::Send(3, 1, 1)};
+  ExpectViolation("retry-pacing", r, "id=1 t/0 attempt 2 to broker 1 3ms after attempt 1");
+  const std::optional<Violation> v = EvaluateCheck("retry-pacing", r);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_THAT(v->subject.ids, ElementsAre(1u));
+  EXPECT_EQ(v->subject.at, Ms(3));
+}
+
+TEST(RetryPacing, CanaryRetriesExhaustedTooSoon) {
+  RunRecord r = pacing::Paced(sim::Duration::Millis(100), 2);
+  r.producer.steps = {pacing::Send(0, 1, 0)};
+  sarama::ErrorEvent e =
+      Err(150, 1, 0, sarama::Error::Kafka(kafka::ErrorCode::NOT_LEADER_OR_FOLLOWER));
+  e.retries = 2;
+  r.producer.errors.push_back(e);
+  ExpectViolation("retry-pacing", r, "retries exhausted 150ms after its first attempt");
+  // Two backoffs after the first attempt is soon enough.
+  r.producer.errors[0].at = Ms(200);
+  EXPECT_FALSE(EvaluateCheck("retry-pacing", r).has_value());
 }
 
 }  // namespace

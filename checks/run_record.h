@@ -46,6 +46,7 @@ struct ClientRecord {
   // The client's fatal errors (librdkafka: the error callback with
   // RD_KAFKA_RESP_ERR__FATAL), with the time: "t=1.2s NAME: text".
   std::vector<std::string> fatal_errors;
+  std::optional<sim::Time> first_fatal_at;  // when the first came
   std::string stderr_tail;  // the last lines it wrote to stderr
 };
 
@@ -84,6 +85,11 @@ struct RunRecord {
   // refused because an earlier one in flight failed), where only what the
   // client then does (a fatal error, an order or loss violation) counts.
   bool sequence_error_is_violation = true;
+  // retry-pacing ([checks] retry_pacing): Producer.Retry.Backoff and
+  // Retry.Max, set only when the scenario opts in (the model's steps carry
+  // the attempts; a real client's run has none).
+  std::optional<sim::Duration> retry_backoff;
+  int32_t retry_max = 0;
 };
 
 }  // namespace checks

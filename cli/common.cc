@@ -33,6 +33,14 @@ void PrintViolations(const scenarios::RunOutput& out, int indent) {
   }
 }
 
+void PrintSignature(const scenarios::RunOutput& out, int indent) {
+  if (out.verdict == scenarios::Verdict::kPass || out.violations.empty()) return;
+  const checks::Signature& sig = out.signature;
+  std::printf("%*ssignature: %s%s\n", indent, "", sig.Text().c_str(),
+              sig.classified() ? "; how it came about:" : " (no rule explains it; the violation:)");
+  for (const std::string& line : sig.chain) std::printf("%*s%s\n", indent + 2, "", line.c_str());
+}
+
 bool ParsePositiveDuration(const std::string& text, sim::Duration* d) {
   return !scenarios::internal::ParseDuration(text, d).has_value() && d->nanos() > 0;
 }

@@ -24,6 +24,8 @@ bool LoadOrSay(const std::string& path, scenarios::Scenario* s, int* code);
 // The harness error, or each violation with up to three witnesses, indented
 // by `indent` spaces (the witnesses two more).
 void PrintViolations(const scenarios::RunOutput& out, int indent);
+// The failure's signature and its causal chain, one event per line.
+void PrintSignature(const scenarios::RunOutput& out, int indent);
 
 // A positive duration such as "30s" (scenario file syntax); false otherwise.
 bool ParsePositiveDuration(const std::string& text, sim::Duration* d);

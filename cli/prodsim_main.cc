@@ -10,12 +10,15 @@
 // 4 producer-assertion finding, 5 client failure (prodsim real), 70 harness error, 64 usage, 65 bad
 // scenario file, 66 missing file. (Flags are parsed here rather than with
 // absl flags, whose errors exit with 1, not 64.)
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,6 +26,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "checks/check.h"
+#include "checks/signature.h"
 #include "producer/async_producer.h"
 #include "cli/bench.h"
 #include "cli/common.h"
@@ -52,7 +56,7 @@ constexpr const char* kUsage =
     "       prodsim digest FILE...\n"
     "       prodsim explore --base=FILE (--runs=N | --time=DURATION) [--seed=S]\n"
     "                       [--shard=I/N] [--keep-going] [--out=DIR] [--mock-faults]\n"
-    "                       [--jobs=N]\n"
+    "                       [--jobs=N] [--known=DIR] [--no-shrink]\n"
     "       prodsim shrink FILE -o MIN.toml [--max-runs=N] [--keep-close-at] [--check=NAME]\n"
     "       prodsim decode CRASH_FILE -o SCENARIO.toml [--base=FILE] [--profile=NAME]\n"
     "                      [--max-messages=N] [--max-faults=N] [--mock-faults]\n"
@@ -85,7 +89,13 @@ constexpr const char* kUsage =
     "  real cluster does). --jobs=N runs on N threads (default: the machine's\n"
     "  cores); the lines, files and summary are those of --jobs=1 (runs are\n"
     "  consumed in order), but for runs/s and, with --time, how far it got.\n"
-    "  Exit 0: nothing found; 1: found failures.\n"
+    "  The summary groups failures by signature (mechanism@function: count, first\n"
+    "  seed, smallest file); with --out, the smallest file of each new signature is\n"
+    "  shrunk (keeping its signature) to DIR/new-MECHANISM.toml (--no-shrink: not).\n"
+    "  --known=DIR: the signatures of DIR's scenario files ([expect] signature) are\n"
+    "  known findings: reported as known, not new; without --keep-going the search\n"
+    "  stops at the first new one. Exit 0: nothing (new) found; 1: found failures\n"
+    "  (with --known: a new signature, unclassified included).\n"
     "shrink: makes a failing scenario small while it keeps failing with the same\n"
     "  verdict and check: removes faults, shortens them, cuts messages, keys, topics,\n"
     "  partitions and brokers, and moves settings toward their defaults. Prints each\n"
@@ -187,7 +197,9 @@ void PrintOutcome(const std::string& path, const RunOutput& out, double wall_ms)
               VerdictText(out).c_str(), out.mock_faults ? " (mock faults)" : "", static_cast<unsigned long long>(r.digest),
               r.end_time.ToString().c_str(), static_cast<unsigned long long>(r.steps), wall_ms);
   cli::PrintViolations(out, 2);
+  if (std::getenv("PRODSIM_STEPS")) std::printf("%s", checks::DebugSteps(out.record).c_str());
   if (out.verdict == Verdict::kHarnessError) return;
+  cli::PrintSignature(out, 2);
   if (out.verdict != Verdict::kPass) {
     std::printf("  see the trace: prodsim run %s --trace=trace.txt\n", path.c_str());
   }
@@ -292,6 +304,8 @@ struct ExploreArgs {
   uint64_t seed = 1, shard = 0, shards = 1;
   bool keep_going = false;
   bool mock_faults = false;
+  bool shrink = true;
+  std::string known;
   unsigned jobs = MachineCores();
 };
 
@@ -310,7 +324,8 @@ int ParseExploreArgs(int argc, char** argv, ExploreArgs* a) {
     std::string arg = argv[i];
     std::string value;
     const size_t eq = arg.find('=');
-    const bool needs_value = arg != "--keep-going" && arg != "--help" && arg != "--mock-faults";
+    const bool needs_value = arg != "--keep-going" && arg != "--help" &&
+                             arg != "--mock-faults" && arg != "--no-shrink";
     if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
@@ -325,6 +340,10 @@ int ParseExploreArgs(int argc, char** argv, ExploreArgs* a) {
       a->keep_going = true;
     } else if (arg == "--mock-faults") {
       a->mock_faults = true;
+    } else if (arg == "--no-shrink") {
+      a->shrink = false;
+    } else if (arg == "--known" && !value.empty()) {
+      a->known = value;
     } else if (arg == "--base") {
       a->base = value;
     } else if (arg == "--out") {
@@ -360,12 +379,49 @@ std::string FailureFile(const ExploreArgs& a, const RunOutput& out, uint64_t see
                       "-seed", seed, ".toml");
 }
 
+// The signatures of the scenario files under `dir` (recursively): each
+// file's [expect] signature and its [expect.profiles] entries' signatures;
+// a file that names none is run, and its run's signature counts. False,
+// with *code set, if the directory or a file cannot be read.
+bool LoadKnownSignatures(const std::string& dir, std::set<std::string>* known, int* code) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    std::fprintf(stderr, "prodsim: --known=%s: not a directory\n", dir.c_str());
+    *code = kExitNoFile;
+    return false;
+  }
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir, ec)) {
+    if (e.is_regular_file() && e.path().extension() == ".toml") files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  for (const std::string& f : files) {
+    Scenario s;
+    if (!Load(f, &s, code)) return false;
+    size_t named = 0;
+    if (s.expect.has_value()) {
+      if (!s.expect->signature.empty()) known->insert(s.expect->signature), ++named;
+      for (const ProfileExpectSpec& p : s.expect->profiles) {
+        if (!p.signature.empty()) known->insert(p.signature), ++named;
+      }
+    }
+    if (named > 0) continue;
+    const RunOutput out = RunScenario(s);
+    if (out.verdict != Verdict::kPass && out.verdict != Verdict::kHarnessError) {
+      known->insert(SignatureName(out));
+    }
+  }
+  return true;
+}
+
 int Explore(int argc, char** argv) {
   ExploreArgs a;
   if (int code = ParseExploreArgs(argc, argv, &a); code >= 0) return code;
   Scenario base;
   int code = 0;
   if (!Load(a.base, &base, &code)) return code;
+  std::set<std::string> known;
+  if (!a.known.empty() && !LoadKnownSignatures(a.known, &known, &code)) return code;
   if (!a.out.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(a.out, ec);
@@ -376,7 +432,16 @@ int Explore(int argc, char** argv) {
     }
   }
   std::map<std::string, int64_t> failures;
-  int64_t runs = 0, found = 0;
+  // Findings by signature: how many, the first seed, the smallest file.
+  struct Group {
+    int64_t count = 0;
+    uint64_t first_seed = 0;
+    std::string smallest_path;
+    size_t smallest_size = SIZE_MAX;
+    Scenario smallest;
+  };
+  std::map<std::string, Group> groups;
+  int64_t runs = 0, found = 0, found_new = 0;
   const auto started = WallClock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(WallClock::now() - started).count(); };
   double last_progress = 0;
@@ -386,6 +451,7 @@ int Explore(int argc, char** argv) {
                  static_cast<long long>(found));
     for (const auto& [name, n] : failures)
       std::fprintf(f, " %s=%lld", name.c_str(), static_cast<long long>(n));
+    if (!known.empty()) std::fprintf(f, " new=%lld", static_cast<long long>(found_new));
     std::fprintf(f, "\n");
   };
   // Runs go on --jobs threads; they are consumed (printed, written, counted)
@@ -396,10 +462,12 @@ int Explore(int argc, char** argv) {
   struct Explored {
     uint64_t seed = 0;
     bool failed = false;
-    std::string name;  // the failure's tally key: the check, or the verdict
-    std::string text;  // VerdictText
-    std::string path;  // where --out puts it
-    std::string file;  // the scenario with its verdict as [expect]
+    std::string name;       // the failure's tally key: the check, or the verdict
+    std::string signature;  // SignatureName
+    std::string text;       // VerdictText
+    std::string path;       // where --out puts it
+    std::string file;       // the scenario with its verdict as [expect]
+    Scenario scenario;      // with --out: the scenario, for shrinking
   };
   int write_error = 0;
   RunInOrder(
@@ -412,11 +480,13 @@ int Explore(int argc, char** argv) {
         if (out.verdict == Verdict::kPass) return run;
         run.failed = true;
         run.name = FailureName(out);
+        run.signature = SignatureName(out);
         run.text = VerdictText(out);
         if (!a.out.empty()) {
-          s.expect = ExpectSpec{std::string(VerdictName(out.verdict)), out.failing_check, {}};
+          s.expect = ExpectOf(out);
           run.path = FailureFile(a, out, run.seed);
           run.file = PrintScenario(s);
+          run.scenario = std::move(s);
         }
         return run;
       },
@@ -428,8 +498,12 @@ int Explore(int argc, char** argv) {
         if (run.failed) {
           ++found;
           ++failures[run.name];
-          std::printf("found: seed %llu: %s\n", static_cast<unsigned long long>(run.seed),
-                      run.text.c_str());
+          const bool is_known = known.contains(run.signature);
+          if (!is_known) ++found_new;
+          Group& g = groups[run.signature];
+          if (g.count++ == 0) g.first_seed = run.seed;
+          std::printf("found: seed %llu: %s%s\n", static_cast<unsigned long long>(run.seed),
+                      run.text.c_str(), known.empty() ? "" : is_known ? " (known)" : " (new)");
           if (!a.out.empty()) {
             std::ofstream f(run.path);
             f << run.file;
@@ -441,8 +515,14 @@ int Explore(int argc, char** argv) {
             }
             std::printf("  written to %s (replay: prodsim run %s)\n", run.path.c_str(),
                         run.path.c_str());
+            if (run.file.size() < g.smallest_size) {
+              g.smallest_size = run.file.size();
+              g.smallest_path = run.path;
+              g.smallest = std::move(run.scenario);
+            }
           }
-          if (!a.keep_going) return false;
+          // With --known, a known finding does not stop the search.
+          if (!a.keep_going && !is_known) return false;
         }
         if (elapsed() - last_progress >= 2.0) {
           last_progress = elapsed();
@@ -453,6 +533,50 @@ int Explore(int argc, char** argv) {
   if (write_error != 0) return write_error;
   std::printf("summary: ");
   progress(stdout);
+  if (!groups.empty()) {
+    // By count, then name: the table a CI job reads.
+    std::vector<std::pair<std::string, const Group*>> rows;
+    for (const auto& [sig, g] : groups) rows.emplace_back(sig, &g);
+    std::stable_sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
+      return x.second->count > y.second->count;
+    });
+    std::printf("by signature (%zu):\n", rows.size());
+    for (const auto& [sig, g] : rows) {
+      const bool is_known = known.contains(sig);
+      std::printf("  %6lld %5.1f%% %-5s %s first seed %llu%s%s\n", static_cast<long long>(g->count),
+                  100.0 * static_cast<double>(g->count) / static_cast<double>(found),
+                  known.empty() ? "" : is_known ? "known" : "new", sig.c_str(),
+                  static_cast<unsigned long long>(g->first_seed),
+                  g->smallest_path.empty() ? "" : ", smallest ",
+                  g->smallest_path.c_str());
+    }
+  }
+  // One shrunk file per new signature, the smallest run's, shrunk while it
+  // keeps the signature.
+  if (!a.out.empty() && a.shrink) {
+    for (auto& [sig, g] : groups) {
+      if (known.contains(sig) || g.smallest_path.empty()) continue;
+      const ShrinkResult r = Shrink(g.smallest);
+      if (!r.reproduced) continue;
+      std::string mechanism = sig.substr(0, sig.find('@'));
+      const std::string path = absl::StrCat(a.out, "/new-", mechanism, ".toml");
+      Scenario shrunk = r.scenario;
+      // The file's name, not its directory: the text is the same wherever --out is.
+      const std::string name = std::filesystem::path(g.smallest_path).filename().string();
+      shrunk.description = absl::StrCat("Shrunk by prodsim explore from ", name, " (", r.runs,
+                                        " runs, signature ", sig, "), which said: ",
+                                        shrunk.description);
+      std::ofstream f(path);
+      f << PrintScenario(shrunk);
+      f.close();
+      if (!f) {
+        std::fprintf(stderr, "prodsim: cannot write %s\n", path.c_str());
+        return kExitCantCreate;
+      }
+      std::printf("shrunk %s: %s (%s)\n", sig.c_str(), path.c_str(), DescribeSize(shrunk).c_str());
+    }
+  }
+  if (!known.empty()) return found_new > 0 ? 1 : 0;
   return found > 0 ? 1 : 0;
 }
 
@@ -530,10 +654,10 @@ int ShrinkCommand(int argc, char** argv) {
     std::fprintf(stderr, "prodsim: cannot write %s\n", out.c_str());
     return kExitCantCreate;
   }
-  std::printf("kept %s%s; %zu step(s) in %lld run(s), %.1f s\n",
+  std::printf("kept %s%s %s; %zu step(s) in %lld run(s), %.1f s\n",
               std::string(VerdictName(r.verdict)).c_str(),
               r.failing_check.empty() ? "" : absl::StrCat(" [", r.failing_check, "]").c_str(),
-              r.steps.size(), static_cast<long long>(r.runs), secs);
+              r.signature.c_str(), r.steps.size(), static_cast<long long>(r.runs), secs);
   std::printf("final size: %s\n", DescribeSize(r.scenario).c_str());
   std::printf("written to %s (replay: prodsim run %s)\n", out.c_str(), out.c_str());
   return 0;
@@ -629,7 +753,7 @@ int DecodeCommand(int argc, char** argv) {
   const RunOutput out = RunScenario(s);
   s.description = absl::StrCat(s.description, ": ", a.in, " on base ",
                                a.base.empty() ? std::string(kDefaultBaseName) : a.base);
-  s.expect = ExpectSpec{std::string(VerdictName(out.verdict)), out.failing_check, {}};
+  s.expect = ExpectOf(out);
   if (!WriteFile(a.out, PrintScenario(s))) return kExitCantCreate;
   std::printf("%s: %s (%zu bytes decoded, %zu faults, %d messages)\n", a.out.c_str(),
               VerdictText(out).c_str(), bytes.size(), s.faults.size(), s.workload.messages);

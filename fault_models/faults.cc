@@ -237,11 +237,52 @@ class PauseFetching final : public Fault {
   FaultParams p_;
 };
 
+// A stateful middlebox between the producer and the broker (a NAT gateway,
+// conntrack, a stateful firewall) loses its state: the connections open
+// now are dropped silently both ways, and fail with ETIMEDOUT only after
+// tcp_retries2 (net::Network::Blackhole); the producer learns sooner only
+// through its own Net.ReadTimeout. The broker still processes what it
+// read before; its responses are lost. Instant: new connections work.
+class Blackhole final : public Fault {
+ public:
+  explicit Blackhole(FaultParams p) : p_(std::move(p)) {}
+  void Apply(World& w) override {
+    w.network->Blackhole(w.client, w.cluster->broker(p_.broker).node());
+  }
+  std::string Describe() const override {
+    return absl::StrCat("blackhole client<->", BrokerName(p_.broker),
+                        ": a middlebox lost the open connections' state");
+  }
+
+ private:
+  FaultParams p_;
+};
+
+// SYNs from the producer to the broker go unanswered for `duration` (a
+// firewall dropping them, a SYN flood, a full listen backlog); a dial
+// waits for Linux's SYN retransmissions or its own timeout
+// (net::Network::Dial). Open connections are not affected.
+class ConnectHang final : public Fault {
+ public:
+  explicit ConnectHang(FaultParams p) : p_(std::move(p)) {}
+  void Apply(World& w) override {
+    PRODSIM_ASSERT(p_.duration.has_value());
+    w.network->HangConnects(w.client, w.cluster->broker(p_.broker).node(),
+                            w.sched->now() + *p_.duration);
+  }
+  std::string Describe() const override {
+    return absl::StrCat("connects client->", BrokerName(p_.broker), " hang (SYNs unanswered)");
+  }
+
+ private:
+  FaultParams p_;
+};
+
 // Heals at the end of `duration` by itself (the cluster or network was told
 // the end time), so the schedule only records it.
 bool SelfHealing(const std::string& kind) {
   return kind == "shrink_isr" || kind == "delay_processing" || kind == "latency_spike" ||
-         kind == "pause_fetching";
+         kind == "pause_fetching" || kind == "connect_hang";
 }
 
 sim::Task<void> ApplyAt(World w, FaultParams p, std::shared_ptr<Fault> f) {
@@ -280,10 +321,11 @@ bool IsMockKind(std::string_view kind) { return kind.starts_with("mock."); }
 
 const std::vector<std::string>& FaultKinds() {
   static const std::vector<std::string> kinds = {
-      "reset",          "partition",      "crash",            "move_leader",
-      "shrink_isr",     "inject_error",   "lose_response",    "stall_response",
-      "delay_processing", "latency_spike", "pause_fetching",  "mock.error",
-      "mock.drop_response"};
+      "reset",         "partition",      "crash",
+      "move_leader",   "shrink_isr",     "inject_error",
+      "lose_response", "stall_response", "delay_processing",
+      "latency_spike", "pause_fetching", "blackhole",
+      "connect_hang",  "mock.error",     "mock.drop_response"};
   return kinds;
 }
 
@@ -310,6 +352,11 @@ absl::StatusOr<std::unique_ptr<Fault>> MakeFault(const FaultParams& p) {
   if (p.kind == "delay_processing") return std::make_unique<DelayProcessing>(p);
   if (p.kind == "latency_spike") return std::make_unique<LatencySpike>(p);
   if (p.kind == "pause_fetching") return std::make_unique<PauseFetching>(p);
+  if (p.kind == "blackhole") return std::make_unique<Blackhole>(p);
+  if (p.kind == "connect_hang") {
+    if (!p.duration.has_value()) return absl::InvalidArgumentError("connect_hang needs a duration");
+    return std::make_unique<ConnectHang>(p);
+  }
   if (p.kind == "mock.error") return std::make_unique<MockError>(p);
   if (p.kind == "mock.drop_response") return std::make_unique<MockDropResponse>(p);
   return absl::InvalidArgumentError(absl::StrCat("unknown fault kind '", p.kind, "'"));

@@ -96,9 +96,10 @@ class Fault {
 
 // The kinds: reset, partition, crash, move_leader, shrink_isr,
 // inject_error, lose_response, stall_response, delay_processing,
-// latency_spike, pause_fetching, and the mocks mock.error and
-// mock.drop_response. INVALID_ARGUMENT for an unknown kind, or an
-// inject_error whose error has no modelled cause.
+// latency_spike, pause_fetching, blackhole, connect_hang, and the mocks
+// mock.error and mock.drop_response. INVALID_ARGUMENT for an unknown kind,
+// an inject_error whose error has no modelled cause, or a connect_hang
+// without a duration.
 absl::StatusOr<std::unique_ptr<Fault>> MakeFault(const FaultParams& p);
 const std::vector<std::string>& FaultKinds();
 

@@ -165,6 +165,29 @@ TEST(FaultsTest, OtherKindsApplyAndRecord) {
   EXPECT_EQ(w.history.faults.size(), 13u);  // nine applied, four healed
 }
 
+// A blackhole is instant (healed at `at`, for the liveness check) and
+// acts on the connections open then; a connect hang holds new dials to the
+// broker for its duration, heals by itself, and needs a duration.
+TEST(FaultsTest, BlackholeIsInstantAndConnectHangLastsItsDuration) {
+  World0 w;
+  FaultSchedule s;
+  FaultParams hole = Params("blackhole", Duration::Seconds(1), std::nullopt);
+  s.Add(hole, *MakeFault(hole));
+  FaultParams hang = Params("connect_hang", Duration::Seconds(2), Duration::Seconds(3));
+  s.Add(hang, *MakeFault(hang));
+  EXPECT_EQ(s.healed_at(Duration()), Time() + Duration::Seconds(5));
+  const net::NodeId b = w.cluster.broker(BrokerId(1)).node();
+  bool hanging = false;
+  RunWith(w, s, Duration::Seconds(4), [&] { hanging = w.network.ConnectsHang(w.client, b); });
+  EXPECT_TRUE(hanging);
+  EXPECT_FALSE(w.network.ConnectsHang(w.client, b));
+  ASSERT_EQ(w.history.faults.size(), 3u);  // the blackhole; the hang applied and healed
+  EXPECT_FALSE(w.history.faults[0].healed);
+  EXPECT_TRUE(w.history.faults[2].healed);
+  EXPECT_EQ(w.history.faults[2].at, Time() + Duration::Seconds(5));
+  EXPECT_FALSE(MakeFault(Params("connect_hang", Duration(), std::nullopt)).ok());
+}
+
 // Only the mock kinds are mocks; an inject_error without a modelled cause
 // does not build.
 TEST(FaultsTest, MockKindsAreNamedAndInjectErrorNeedsACause) {

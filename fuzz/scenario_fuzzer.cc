@@ -15,7 +15,9 @@
 //   PRODSIM_FUZZ_MOCK_FAULTS   1: decode the mock fault kinds too (what no
 //                              real cluster does); unset or 0: realistic only
 //   PRODSIM_FUZZ_CHECKS        only these checks abort (comma-separated)
-//   PRODSIM_FUZZ_IGNORE        these checks do not abort (known findings)
+//   PRODSIM_FUZZ_IGNORE        these checks, or these failure signatures
+//                              (mechanism@function, or a mechanism alone),
+//                              do not abort (known findings)
 // A bad value stops the fuzzer at start with a one-line error (exit 64).
 // A harness error (a decoded scenario the world cannot run) always aborts:
 // it is a decoder bug.
@@ -32,16 +34,25 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "checks/check.h"
+#include "checks/signature.h"
 #include "scenarios/decode.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
 
 namespace {
 
+// PRODSIM_FUZZ_IGNORE: check names and signatures, told apart by name (a
+// check is one of checks::AllChecks, a mechanism one of checks::Mechanisms,
+// a signature "mechanism@function").
+struct Ignore {
+  std::set<std::string> checks, mechanisms, signatures;
+};
+
 struct Setup {
   scenarios::Scenario base;
   scenarios::DecodeOptions options;
-  std::set<std::string> only, ignore;
+  std::set<std::string> only;
+  Ignore ignore;
   std::string decode_flags;  // for the replay hint
 };
 
@@ -68,6 +79,30 @@ int32_t EnvCount(const char* name, int32_t fallback, std::string* flags, const c
   return n;
 }
 
+Ignore EnvIgnore(const char* name) {
+  Ignore out;
+  const std::string text = Env(name);
+  if (text.empty()) return out;
+  std::set<std::string> mechanisms{std::string(checks::kUnclassified)};
+  for (const checks::MechanismInfo& m : checks::Mechanisms()) mechanisms.emplace(m.mechanism);
+  for (const absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    const std::string entry(absl::StripAsciiWhitespace(part));
+    const std::string mechanism = entry.substr(0, entry.find('@'));
+    if (checks::FindCheck(entry) != nullptr) {
+      out.checks.insert(entry);
+    } else if (mechanisms.contains(mechanism)) {
+      (entry.find('@') == std::string::npos ? out.mechanisms : out.signatures).insert(entry);
+    } else {
+      std::string known;
+      for (const auto& c : checks::AllChecks()) absl::StrAppend(&known, known.empty() ? "" : ", ", std::string(c->name()));
+      for (const std::string& m : mechanisms) absl::StrAppend(&known, ", ", m);
+      Fail(absl::StrCat(name, ": '", entry, "' is neither a check nor a signature's mechanism (known: ",
+                        known, ")"));
+    }
+  }
+  return out;
+}
+
 std::set<std::string> EnvChecks(const char* name) {
   std::set<std::string> out;
   const std::string text = Env(name);
@@ -87,9 +122,15 @@ std::set<std::string> EnvChecks(const char* name) {
 // Does this run's outcome stop the fuzzer?
 bool IsFinding(const scenarios::RunOutput& out) {
   if (out.verdict == scenarios::Verdict::kHarnessError) return true;
+  // A known mechanism is not a finding, whichever checks it trips.
+  if (out.signature.classified() &&
+      (setup->ignore.signatures.contains(out.signature.Text()) ||
+       setup->ignore.mechanisms.contains(out.signature.mechanism))) {
+    return false;
+  }
   for (const checks::Violation& v : out.violations) {
     if (!setup->only.empty() && !setup->only.contains(v.check)) continue;
-    if (setup->ignore.contains(v.check)) continue;
+    if (setup->ignore.checks.contains(v.check)) continue;
     return true;
   }
   return false;
@@ -119,7 +160,7 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
     absl::StrAppend(&setup->decode_flags, " --mock-faults");
   }
   setup->only = EnvChecks("PRODSIM_FUZZ_CHECKS");
-  setup->ignore = EnvChecks("PRODSIM_FUZZ_IGNORE");
+  setup->ignore = EnvIgnore("PRODSIM_FUZZ_IGNORE");
   return 0;
 }
 
@@ -128,10 +169,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       scenarios::Decode(setup->base, std::span(data, size), setup->options);
   const scenarios::RunOutput out = scenarios::RunScenario(s);
   if (!IsFinding(out)) return 0;
-  std::fprintf(stderr, "==prodsim== %s%s on %s (%zu faults, %d messages)\n",
-               std::string(scenarios::VerdictName(out.verdict)).c_str(),
-               out.failing_check.empty() ? "" : absl::StrCat(" [", out.failing_check, "]").c_str(),
-               s.producer.profile.c_str(), s.faults.size(), s.workload.messages);
+  std::fprintf(stderr, "==prodsim== %s on %s (%zu faults, %d messages)\n",
+               scenarios::VerdictText(out).c_str(), s.producer.profile.c_str(), s.faults.size(),
+               s.workload.messages);
   if (out.verdict == scenarios::Verdict::kHarnessError) {
     std::fprintf(stderr, "==prodsim== harness error: %s\n", out.harness_error.c_str());
   }

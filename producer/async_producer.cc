@@ -53,6 +53,7 @@ MessagePtr ControlMessage(const std::string& topic, int32_t partition, int8_t fl
 }
 
 Duration RetryBackoff(const Config& conf, int retries) {
+  if (conf.test_defects.no_retry_backoff) return Duration();  // the test-only defect, not Sarama
   if (conf.producer.retry.backoff_func) {
     return conf.producer.retry.backoff_func(retries, conf.producer.retry.max);
   }
@@ -84,14 +85,46 @@ AsyncProducer::State::State(std::shared_ptr<Client> c, bool owns, Profile p)
 // ---------------------------------------------------------------------------
 // Outcomes.
 
+ProducerStep AsyncProducer::State::MessageStep(StepKind kind, const ProducerMessage& msg) {
+  ProducerStep step;
+  step.kind = kind;
+  step.topic = msg.topic;
+  step.partition = msg.partition;
+  step.epoch = msg.has_sequence ? msg.producer_epoch : int16_t{-1};
+  step.first_seq = msg.has_sequence ? msg.sequence_number : -1;
+  step.ids.push_back(msg.id);
+  step.retries = msg.retries;
+  return step;
+}
+
+ProducerStep AsyncProducer::State::BatchStep(StepKind kind, const std::string& topic,
+                                             int32_t partition, const PartitionSet& set) {
+  ProducerStep step;
+  step.kind = kind;
+  step.topic = topic;
+  step.partition = partition;
+  const kafka::RecordBatch& b = set.records_to_send;
+  step.epoch = b.producer_id.IsNone() ? int16_t{-1} : b.producer_epoch.value;
+  step.first_seq = b.producer_id.IsNone() ? -1 : b.base_sequence.value;
+  for (const MessagePtr& m : set.msgs) step.ids.push_back(m->id);
+  if (!set.msgs.empty()) step.retries = set.msgs.front()->retries;
+  return step;
+}
+
 // sarama v1.42.1 async_producer.go: asyncProducer.returnError
 sim::Task<void> AsyncProducer::State::ReturnError(MessagePtr msg, Error err) {
   // A message that had a sequence number will never be seen by the broker
   // with it, so the sequence can never continue: bump the epoch.
-  if (!IsTransactional() && msg->has_sequence) co_await BumpIdempotentProducerEpoch();
+  if (!IsTransactional() && msg->has_sequence) {
+    co_await BumpIdempotentProducerEpoch();
+    ProducerStep step = MessageStep(StepKind::kEpochBump, *msg);
+    step.epoch = txnmgr->producer_epoch();
+    step.error = err.ToString();
+    Step(std::move(step));
+  }
   if (env.history != nullptr) {
     env.history->errors.push_back(
-        ErrorEvent{env.sched->now(), msg->id, msg->topic, msg->partition, err});
+        ErrorEvent{env.sched->now(), msg->id, msg->topic, msg->partition, err, msg->retries});
   }
   Note(0x65727220 /*err */, msg->id, [&] {
     return absl::StrCat("producer error id=", msg->id, " ", msg->topic, "/", msg->partition, ": ",
@@ -133,6 +166,11 @@ sim::Task<void> AsyncProducer::State::RetryMessage(MessagePtr msg, Error err) {
     co_return;
   }
   ++msg->retries;
+  if (msg->flags == 0) {
+    ProducerStep step = MessageStep(StepKind::kRetryMessage, *msg);
+    step.error = err.ToString();
+    Step(std::move(step));
+  }
   co_await retries->Send(std::move(msg));
 }
 
@@ -354,6 +392,7 @@ sim::Task<void> FlushRetryBuffers(PartitionProducerPtr pp) {
         // sarama-main only (35ecd488, #3362): a message parked here before
         // it had a sequence gets one now; v1.42.1 sends it without one.
         if (pp->parent->IsMain()) co_await AssignSequenceIfMissing(pp->parent, m);
+        pp->parent->Step(AsyncProducer::State::MessageStep(StepKind::kFlushRetryBuffer, *m));
         co_await pp->broker_producer->input->Send(m);
       }
     }
@@ -386,7 +425,9 @@ sim::Task<void> PartitionDispatch(PartitionProducerPtr pp) {
       if (which == 0) {
         co_await p->UnrefBrokerProducer(pp->leader, pp->broker_producer);
         pp->broker_producer = nullptr;
-        co_await p->sched().Sleep(p->conf.producer.retry.backoff);
+        co_await p->sched().Sleep(p->conf.test_defects.no_retry_backoff
+                                      ? Duration()
+                                      : p->conf.producer.retry.backoff);
       }
     }
     if (msg->retries > pp->high_watermark) {
@@ -532,8 +573,8 @@ sim::Task<void> Dispatcher(StatePtr p) {
         // Not counted in inFlight yet, so not through returnError.
         ProducerError perr{msg, Error::Of(ErrorKind::kShuttingDown)};
         if (p->env.history != nullptr) {
-          p->env.history->errors.push_back(
-              ErrorEvent{p->sched().now(), msg->id, msg->topic, msg->partition, perr.err});
+          p->env.history->errors.push_back(ErrorEvent{p->sched().now(), msg->id, msg->topic,
+                                                      msg->partition, perr.err, msg->retries});
         }
         if (p->conf.producer.return_.errors) co_await p->errors->Send(std::move(perr));
         continue;
@@ -626,6 +667,9 @@ sim::Task<void> RetryBatch(StatePtr p, std::string topic, int32_t partition, Par
                                 " n=", pset->msgs.size(), " straight to bridge of broker#",
                                 l->ID());
           });
+  ProducerStep step = AsyncProducer::State::BatchStep(StepKind::kRetryBatch, topic, partition, *pset);
+  step.broker = leader->ID();
+  p->Step(std::move(step));
   // Straight to the broker producer's bridge, past its run loop.
   co_await bp->output->Send(set);
   co_await p->UnrefBrokerProducer(leader, bp);
@@ -650,11 +694,38 @@ BrokerProducer::BrokerProducer(StatePtr parent, BrokerPtr b, std::shared_ptr<Pro
 
 namespace {
 
+// The steps of an answer (producer/history.h): one per partition of the
+// sent set, with its code, or the transport error.
+void RecordAnswers(const AsyncProducer::State& p, int32_t broker, const ProduceSet& set,
+                   const kafka::ProduceResponse* res, const Error& err) {
+  if (p.env.history == nullptr) return;
+  for (const ProduceSet::Entry& e : set.SortedPartitions()) {
+    ProducerStep step = AsyncProducer::State::BatchStep(StepKind::kAnswer, e.topic, e.partition,
+                                                        *e.set);
+    step.broker = broker;
+    if (err) {
+      step.error = err.ToString();
+    } else if (res != nullptr) {
+      step.correlation_id = res->correlation_id;
+      auto block =
+          res->partitions.find(kafka::TopicPartition{e.topic, kafka::PartitionId(e.partition)});
+      if (block == res->partitions.end()) {
+        step.error = "no block for the partition";
+      } else {
+        step.code = block->second.error;
+      }
+    }
+    p.Step(std::move(step));
+  }
+}
+
 // The callback the bridge gives AsyncProduce: forward the response without
 // blocking the broker's responseReceiver for long.
-sim::Task<void> ForwardResponse(sim::ChanPtr<BrokerProducerResponse> pending,
+sim::Task<void> ForwardResponse(const AsyncProducer::State* p, int32_t broker,
+                                sim::ChanPtr<BrokerProducerResponse> pending,
                                 std::shared_ptr<ProduceSet> set, std::shared_ptr<sim::WaitGroup> wg,
                                 std::shared_ptr<const kafka::ProduceResponse> res, Error err) {
+  RecordAnswers(*p, broker, *set, res.get(), err);
   BrokerProducerResponse response{std::move(set), err, std::move(res)};
   co_await pending->Send(std::move(response));
   wg->Done();
@@ -675,14 +746,40 @@ sim::Task<void> BrokerProducer::Bridge(BrokerProducerPtr bp) {
     p->sched().Spend(p->sched().cpu().request +
                      p->sched().cpu().request_byte * set->buffer_bytes());
     wg->Add(1);
-    ProduceCallback cb = [pending = bp->pending, set, wg](
+    const int32_t broker_id = bp->broker->ID();
+    ProduceCallback cb = [p = p.get(), broker_id, pending = bp->pending, set, wg](
                              std::shared_ptr<const kafka::ProduceResponse> res, Error err) {
-      return ForwardResponse(pending, set, wg, std::move(res), err);
+      return ForwardResponse(p, broker_id, pending, set, wg, std::move(res), err);
     };
     p->Note(0x73656e64 /*send*/, static_cast<uint64_t>(bp->broker->ID()), [&] {
       return absl::StrCat("bridge -> broker#", bp->broker->ID(), ": ", request->Describe());
     });
+    // The send steps go in before the call, in the bridge's order; the call
+    // fills in the correlation id and when the request was written (it can
+    // return later: with MaxOpenRequests=1 it waits for the receiver).
+    const size_t first_step = p->env.history != nullptr ? p->env.history->steps.size() : 0;
+    if (p->env.history != nullptr) {
+      for (const ProduceSet::Entry& e : set->SortedPartitions()) {
+        ProducerStep step =
+            AsyncProducer::State::BatchStep(StepKind::kSend, e.topic, e.partition, *e.set);
+        step.broker = broker_id;
+        p->Step(std::move(step));
+      }
+    }
+    const size_t last_step = p->env.history != nullptr ? p->env.history->steps.size() : 0;
     Error err = co_await bp->broker->AsyncProduce(request, cb);
+    if (p->env.history != nullptr) {
+      std::vector<ProducerStep>& steps = p->env.history->steps;
+      if (err) {
+        steps.erase(steps.begin() + static_cast<ptrdiff_t>(first_step),
+                    steps.begin() + static_cast<ptrdiff_t>(last_step));
+      } else {
+        for (size_t i = first_step; i < last_step; ++i) {
+          steps[i].correlation_id = request->correlation_id;
+          steps[i].at = request->written_at;
+        }
+      }
+    }
     if (err) {
       co_await cb(nullptr, err);  // the request failed to be sent
       continue;
@@ -814,6 +911,10 @@ sim::Task<void> BrokerProducer::HandleMessage(MessagePtr msg, sim::ChanPtr<sim::
   // CPU (go policy): produceSet.add and the message's share of the request.
   p->sched().Spend(p->sched().cpu().message);
   if (Error err = buffer_->Add(msg, p->sched().now())) {
+    ProducerStep step = AsyncProducer::State::MessageStep(StepKind::kAssertion, *msg);
+    step.broker = broker->ID();
+    step.error = err.ToString();
+    p->Step(std::move(step));
     p->Note(0x61737274 /*asrt*/, msg->id, [&] {
       return absl::StrCat("produceSet.add failed for id=", msg->id, " seq=", msg->sequence_number,
                           ": ", err.ToString());

@@ -129,6 +129,19 @@ struct AsyncProducer::State : std::enable_shared_from_this<AsyncProducer::State>
 
   sim::Scheduler& sched() const { return *env.sched; }
 
+  // Records a step of the request path (producer/history.h) if a history
+  // is kept; `at` is now.
+  void Step(ProducerStep step) const {
+    if (env.history == nullptr) return;
+    step.at = env.sched->now();
+    env.history->steps.push_back(std::move(step));
+  }
+  // A step about one message, or about a partition's batch: its partition,
+  // epoch, first sequence and ids.
+  static ProducerStep MessageStep(StepKind kind, const ProducerMessage& msg);
+  static ProducerStep BatchStep(StepKind kind, const std::string& topic, int32_t partition,
+                                const PartitionSet& set);
+
   Env env;
   std::shared_ptr<Client> client;
   const Config& conf;

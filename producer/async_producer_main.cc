@@ -562,12 +562,16 @@ sim::Task<void> RetryBatchMain(StatePtr p, std::string topic, int32_t partition,
                                 " seq=", pset->records_to_send.base_sequence.value,
                                 " n=", pset->msgs.size(), " (muted) to bridge of broker#", l->ID());
           });
+  ProducerStep step = AsyncProducer::State::BatchStep(StepKind::kRetryBatch, topic, partition, *pset);
+  step.broker = leader->ID();
   // Straight to the broker producer's bridge, past its run loop, unless
   // the producer shuts down first (6aaff07e).
   std::shared_ptr<ProduceSet> handoff = set;
   std::optional<bool> done;
   const int which = co_await sim::Select(p->sched(), sim::SendCase(bp->output, &handoff),
                                          sim::RecvCase(p->done, &done));
+  if (which == 1) step.error = Error::Of(ErrorKind::kShuttingDown).ToString();
+  p->Step(std::move(step));
   if (which == 1) {
     p->Note(0x72657472 /*retr*/, 0, [&] {
       return absl::StrCat("retryBatch ", topic, "/", partition,

@@ -291,6 +291,7 @@ sim::Task<Error> Broker::SendWithPromise(std::shared_ptr<kafka::Message> rb, Pro
     co_return Error::Network(std::string(kBrokenPipeText));
   }
   ++correlation_id_;
+  rb->written_at = sched_->now();
   if (promise == nullptr) co_return kNoError;
   promise->request_time = sched_->now();
   promise->correlation_id = corr;
@@ -394,10 +395,20 @@ sim::Task<void> Broker::Handle(PromisePtr promise, net::PayloadPtr packets, Erro
 
 // sarama v1.42.1 broker.go: Broker.readFull, for one whole response: the
 // read fails at the deadline (Net.ReadTimeout from the start of the read),
-// or with EOF once the connection is reset or closed.
+// or with EOF once the connection is reset or closed. No timeout: no
+// deadline (Config::TestDefects::no_read_timeout, not Sarama).
 sim::Task<std::pair<net::PayloadPtr, Error>> Broker::ReadResponse(net::Endpoint conn,
-                                                                  Duration timeout) {
-  sim::Timer deadline(*sched_, "read-deadline", timeout);
+                                                                  std::optional<Duration> timeout) {
+  if (!timeout.has_value()) {
+    std::optional<net::PayloadPtr> msg = co_await conn.Recv();
+    if (!msg.has_value()) {
+      sock_error_reported_ = true;
+      const std::string_view text = closing_conn_ ? kClosedConnText : kEofText;
+      co_return std::pair<net::PayloadPtr, Error>{nullptr, Error::Network(std::string(text))};
+    }
+    co_return std::pair<net::PayloadPtr, Error>{*msg, kNoError};
+  }
+  sim::Timer deadline(*sched_, "read-deadline", *timeout);
   std::optional<net::PayloadPtr> msg;
   std::optional<sim::Time> fired;
   const int which = co_await sim::Select(*sched_, sim::RecvCase(conn.inbox(), &msg),
@@ -431,7 +442,11 @@ sim::Task<void> Broker::ResponseReceiver(std::shared_ptr<Broker> self,
       co_await Handle(promise, nullptr, dead);
       continue;
     }
-    auto [msg, err] = co_await ReadResponse(conn, read_timeout);
+    // The test-only defect departs from Sarama's responseReceiver here: its
+    // readFull always sets the Net.ReadTimeout deadline.
+    std::optional<Duration> timeout = read_timeout;
+    if (conf_->test_defects.no_read_timeout && promise->api == ApiKey::kProduce) timeout.reset();
+    auto [msg, err] = co_await ReadResponse(conn, timeout);
     if (err) {
       dead = err;
       co_await Handle(promise, nullptr, err);

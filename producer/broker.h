@@ -129,7 +129,8 @@ class Broker : public std::enable_shared_from_this<Broker> {
   sim::Task<Error> CloseMain();
   sim::Task<void> ResponseReceiver(std::shared_ptr<Broker> self, sim::ChanPtr<PromisePtr> responses,
                                    sim::ChanPtr<bool> done, net::Endpoint conn);
-  sim::Task<std::pair<net::PayloadPtr, Error>> ReadResponse(net::Endpoint conn, sim::Duration timeout);
+  sim::Task<std::pair<net::PayloadPtr, Error>> ReadResponse(net::Endpoint conn,
+                                                            std::optional<sim::Duration> timeout);
   // REQUIRES: lock_ held (as Sarama's b.lock "must be held by caller").
   sim::Task<Error> SendWithPromise(std::shared_ptr<kafka::Message> rb, PromisePtr promise);
   sim::Task<std::pair<net::PayloadPtr, Error>> SendAndReceive(std::shared_ptr<kafka::Message> req);

@@ -127,6 +127,19 @@ struct Config {
   bool api_versions_request = true;  // ApiVersionsRequest
   KafkaVersion version = kDefaultVersion;  // Version
 
+  // NOT a Sarama setting: test-only switches that break the model on
+  // purpose, so that a test can show a check catches the bug (a canary).
+  // All off by default, and off in every profile; Validate ignores them.
+  struct TestDefects {
+    // The responseReceiver reads a Produce response without a deadline,
+    // where Sarama's readFull sets Net.ReadTimeout (broker.go): a request
+    // whose response never comes wedges its broker's request path.
+    bool no_read_timeout = false;
+    // Retries wait no Retry.Backoff (RetryBackoff gives zero), where
+    // Sarama's partitionProducer.backoff and (main) retryBatch sleep it.
+    bool no_retry_backoff = false;
+  } test_defects;
+
   // sarama: Config.Validate. The first rule broken, as Sarama's
   // ConfigurationError text, e.g. "Producer.Retry.Max must be >= 0".
   absl::Status Validate() const;

@@ -10,6 +10,7 @@
 
 #include "producer/errors.h"
 #include "sim/core/time.h"
+#include "sim/kafka/types.h"
 
 namespace sarama {
 
@@ -31,11 +32,58 @@ struct ErrorEvent {
   std::string topic;
   int32_t partition = 0;
   Error err;
+  int retries = 0;  // the message's retries when it failed
+};
+
+// What the producer did on its request path, step by step, for the failure
+// signatures (checks/signature.h), which follow a violation back to its
+// cause through these: which request carried a message, which answer came
+// back, which retry resent it, which epoch bump reset its sequence. The
+// model records them; a real client's run has none.
+enum class StepKind : uint8_t {
+  // The brokerProducer's bridge handed a Produce request to Broker.AsyncProduce
+  // (one step per partition of it; correlation_id as sent).
+  kSend,
+  // The bridge's callback: the answer for one partition of a request
+  // (`code`), or, with `error` set and no topic, the request failed as a
+  // whole (a transport error; `correlation_id` -1 if it was never sent).
+  kAnswer,
+  // asyncProducer.retryBatch handed a batch (its sequences kept) straight
+  // to a bridge, or (sarama-main) failed it because the producer shuts
+  // down (`error` set).
+  kRetryBatch,
+  // asyncProducer.retryMessage sent a message back through the retry loop
+  // (`error`: why); the partitionProducer regroups it into new batches.
+  kRetryMessage,
+  // asyncProducer.bumpIdempotentProducerEpoch: `epoch` is the new epoch,
+  // `ids` the message whose failure caused it.
+  kEpochBump,
+  // brokerProducer: produceSet.add refused a message (Sarama's assertion).
+  kAssertion,
+  // partitionProducer.flushRetryBuffers sent a buffered message on; it
+  // had no sequence number (`first_seq` -1) unless the profile gives one.
+  kFlushRetryBuffer,
+};
+
+struct ProducerStep {
+  sim::Time at;
+  StepKind kind = StepKind::kSend;
+  int32_t broker = -1;
+  int32_t correlation_id = -1;
+  std::string topic;
+  int32_t partition = -1;
+  int16_t epoch = -1;
+  int32_t first_seq = -1;  // -1: no sequence
+  std::vector<uint64_t> ids;
+  int retries = 0;
+  kafka::ErrorCode code = kafka::ErrorCode::NONE;
+  std::string error;
 };
 
 struct ProducerHistory {
   std::vector<AckEvent> acks;
   std::vector<ErrorEvent> errors;
+  std::vector<ProducerStep> steps;
 };
 
 }  // namespace sarama

@@ -173,15 +173,21 @@ void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scen
   c.topics = std::move(topics);
   io.Int(&c.min_insync_replicas, 1, std::min(bc.min_insync_replicas, min_rf));
 
-  // The faults: a count, then each one's kind and fields.
-  int32_t count = static_cast<int32_t>(std::min<size_t>(s->faults.size(), INT32_MAX));
+  // The faults: a count, then each one's kind and fields. Encoding: the
+  // wedge faults go last, on their own (decoding starts with none).
+  std::vector<FaultSpec> others, wedges;
+  for (FaultSpec& f : s->faults) {
+    const bool wedge = options.wedge_faults && internal::IsWedgeKind(f.kind);
+    (wedge ? wedges : others).push_back(std::move(f));
+  }
+  int32_t count = static_cast<int32_t>(std::min<size_t>(others.size(), INT32_MAX));
   io.Int(&count, 0, std::max(0, options.max_faults));
   std::vector<FaultSpec> faults;
   const Duration heal_by = internal::HealBy(w, kExploreHealBy);
   for (int32_t i = 0; i < count; ++i) {
     // Encoding starts from the fault to write (fields the codec does not
     // carry are written by no one); decoding from a default fault.
-    FaultSpec f = io.encoding() ? s->faults[static_cast<size_t>(i)] : FaultSpec{};
+    FaultSpec f = io.encoding() ? others[static_cast<size_t>(i)] : FaultSpec{};
     io.Choice(&f.kind, internal::GeneratedFaultKinds(options.mock_faults));
     internal::FaultFields(io, c, heal_by, EffectiveReadTimeout(base.producer), &f);
     faults.push_back(std::move(f));
@@ -236,8 +242,25 @@ void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scen
     if ((mask >> i) & 1) s->buggify.sites.emplace_back(sites[i]);
   }
 
-  // The producer's settings, last: a short input keeps the base's.
+  // The producer's settings: a short input keeps the base's.
   internal::ProducerFields(io, base.producer, &s->producer);
+
+  // The wedge faults, after everything else (fault_fields.h): a count, then
+  // each one's kind and fields. An input that ends before them has none.
+  if (options.wedge_faults) {
+    int32_t wedge_count = static_cast<int32_t>(std::min<size_t>(wedges.size(), INT32_MAX));
+    io.Int(&wedge_count, 0, std::min(internal::kWedgeFaultsMax, std::max(0, options.max_faults)));
+    for (int32_t i = 0; i < wedge_count; ++i) {
+      FaultSpec f = io.encoding() ? wedges[static_cast<size_t>(i)] : FaultSpec{};
+      io.Choice(&f.kind, internal::kWedgeFaultKinds);
+      internal::FaultFields(io, c, heal_by, EffectiveReadTimeout(base.producer), &f);
+      s->faults.push_back(std::move(f));
+    }
+    if (wedge_count > 0) {
+      std::stable_sort(s->faults.begin(), s->faults.end(),
+                       [](const FaultSpec& a, const FaultSpec& b) { return a.at < b.at; });
+    }
+  }
   // An injected error the decoded world cannot get from Kafka goes.
   DropUnrealisticFaults(s);
 }

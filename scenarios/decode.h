@@ -9,9 +9,11 @@
 // (brokers, partitions, replication, min.insync at most the base's), the
 // faults (a count, then each fault's kind and its fields, as explore draws
 // them, realistic kinds only unless DecodeOptions::mock_faults), then the
-// seed, the schedule policy, the latency, the buggify sites and the
+// seed, the schedule policy, the latency, the buggify sites, the
 // producer's settings (the base's, or a draw of the settings people use:
-// internal::ProducerFields). An inject_error the decoded world cannot get
+// internal::ProducerFields), and the wedge faults (a count, then each one's
+// kind, blackhole or connect_hang, and fields; last so that they moved no
+// byte of the fields before them). An inject_error the decoded world cannot get
 // from Kafka is dropped (realism.h). What the bytes leave over is the random
 // schedule's tape (ScheduleSpec::tape): the first scheduling decisions, one
 // byte each.
@@ -46,6 +48,10 @@ struct DecodeOptions {
   int32_t max_faults = 8;  // 0: fault-free scenarios (schedules only)
   // Decode fault kinds from the mock kinds too (what no real cluster does).
   bool mock_faults = false;
+  // Read the wedge faults after the producer's settings (at most
+  // min(internal::kWedgeFaultsMax, max_faults), beside the max_faults
+  // above). Off: the codec as it was before they existed, byte for byte.
+  bool wedge_faults = true;
 };
 
 // The scenario `bytes` stand for, from `base`. A pure function of its

@@ -33,6 +33,29 @@ class PrngIO {
   sim::Prng& prng_;
 };
 
+// The wedge kinds, swarm style: each on with probability 1/2, then one or
+// two faults of it. Drawn after everything else, so that every draw before
+// is what it was before these kinds existed.
+void AddWedgeFaults(sim::Prng& prng, Scenario* s) {
+  bool added = false;
+  for (const std::string_view kind : internal::kWedgeFaultKinds) {
+    if (!prng.Chance(1, 2)) continue;
+    const int64_t n = prng.UniformInt(1, internal::kWedgeFaultsPerKindMax);
+    for (int64_t i = 0; i < n; ++i) {
+      FaultSpec f;
+      f.kind = std::string(kind);
+      PrngIO io(prng);
+      internal::FaultFields(io, s->cluster, internal::HealBy(s->workload, kExploreHealBy),
+                            EffectiveReadTimeout(s->producer), &f);
+      s->faults.push_back(std::move(f));
+      added = true;
+    }
+  }
+  if (!added) return;
+  std::stable_sort(s->faults.begin(), s->faults.end(),
+                   [](const FaultSpec& a, const FaultSpec& b) { return a.at < b.at; });
+}
+
 }  // namespace
 
 uint64_t ExploreSeed(uint64_t root, uint64_t shard, uint64_t shards, uint64_t i) {
@@ -110,6 +133,7 @@ Scenario Generate(const Scenario& base, uint64_t seed, const GenerateOptions& op
     PrngIO io(prng);
     internal::ProducerFields(io, base.producer, &s.producer);
   }
+  if (options.wedge_faults) AddWedgeFaults(prng, &s);
   DropUnrealisticFaults(&s);
   return s;
 }

@@ -8,7 +8,9 @@
 // (as FoundationDB and TigerBeetle do it): each generated scenario switches
 // on a random subset of the fault kinds and gives it a random rate, so rare
 // combinations get their turn. Every fault heals by a heal time, after
-// which the liveness check applies. Each buggify site (scenario.h
+// which the liveness check applies. The wedge kinds (a blackhole, a connect
+// hang) are drawn the same way in a step of their own, after everything
+// else. Each buggify site (scenario.h
 // BuggifySpec) is switched on with probability 1/2, and the chosen sites are
 // written into the scenario, so a finding's file replays exactly.
 #ifndef PRODSIM_SCENARIOS_EXPLORE_H_
@@ -31,6 +33,10 @@ struct GenerateOptions {
   // Draw the producer's settings (ProducerFields). Off: the base's, as a
   // benchmark of one configuration needs.
   bool vary_producer = true;
+  // Draw the wedge kinds too (blackhole, connect_hang: internal::
+  // kWedgeFaultKinds), after every other draw. Off: what explore drew
+  // before they existed, seed for seed.
+  bool wedge_faults = true;
   // The share of runs, per mille, on the go policy (the rest: random and
   // PCT, half each). 0: the policies explore drew before go existed.
   uint32_t go_share_per_mille = 500;

@@ -73,8 +73,28 @@ TEST(ExploreTest, SwarmCoversEveryKind) {
     }
     without_crash += crash ? 0 : 1;
   }
-  EXPECT_EQ(kinds.size(), 11u);
+  EXPECT_EQ(kinds.size(), 13u);  // the 11 of the swarm and the 2 wedge kinds
   EXPECT_GT(without_crash, 100);
+}
+
+// The wedge kinds are drawn after everything else: without them a seed
+// gives what it gave before they existed, which is what it gives with them
+// but for the wedge faults; with them, some seeds have none.
+TEST(ExploreTest, WedgeKindsDrawnLastShiftNoOtherDraw) {
+  int with_wedges = 0;
+  for (uint64_t seed = 1; seed <= 500; ++seed) {
+    SCOPED_TRACE(seed);
+    Scenario s = Generate(Base(), seed);
+    const Scenario without = Generate(Base(), seed, {.wedge_faults = false});
+    const size_t before = s.faults.size();
+    std::erase_if(s.faults, [](const FaultSpec& f) {
+      return f.kind == "blackhole" || f.kind == "connect_hang";
+    });
+    with_wedges += s.faults.size() < before ? 1 : 0;
+    EXPECT_EQ(s, without);
+  }
+  EXPECT_GT(with_wedges, 300);  // 3 in 4
+  EXPECT_LT(with_wedges, 450);
 }
 
 // No generated scenario holds a mock fault unless asked for, over 3000

@@ -28,7 +28,7 @@ namespace scenarios::internal {
 
 // The kinds generated faults take, in the order both generators index them:
 // the realistic kinds, and the mock kinds after them only when asked for
-// (GeneratedFaultKinds).
+// (GeneratedFaultKinds). The wedge kinds are drawn apart (kWedgeFaultKinds).
 inline constexpr std::string_view kFaultKinds[] = {
     "reset",          "partition",        "crash",         "move_leader",    "lose_response",
     "inject_error",   "delay_processing", "latency_spike", "pause_fetching", "shrink_isr",
@@ -38,6 +38,20 @@ inline constexpr size_t kRealisticFaultKinds = 11;
 inline std::span<const std::string_view> GeneratedFaultKinds(bool mock_faults) {
   return std::span<const std::string_view>(kFaultKinds).first(
       mock_faults ? std::size(kFaultKinds) : kRealisticFaultKinds);
+}
+// The wedge kinds, realistic but drawn in a step of their own after every
+// other field (explore: after the producer's settings; the codec: after
+// them, before the schedule's tape), so that adding them shifted no draw
+// and no byte of what existed before: a seed or an input without wedges
+// gives the scenario it gave.
+inline constexpr std::string_view kWedgeFaultKinds[] = {"blackhole", "connect_hang"};
+// At most this many wedge faults of each kind in explore, and in all in
+// the codec (never more than DecodeOptions::max_faults).
+inline constexpr int32_t kWedgeFaultsPerKindMax = 2;
+inline constexpr int32_t kWedgeFaultsMax = 4;
+inline bool IsWedgeKind(std::string_view kind) {
+  return std::find(std::begin(kWedgeFaultKinds), std::end(kWedgeFaultKinds), kind) !=
+         std::end(kWedgeFaultKinds);
 }
 inline constexpr std::string_view kDirections[] = {"both", "to_broker", "from_broker"};
 // What a realistic inject_error brings about (fault_models::InjectableErrors).
@@ -121,6 +135,13 @@ void FaultFields(IO& io, const ClusterSpec& c, Duration heal_by, Duration read_t
     // one the client gives up on.
     io.Dur(&f->extra, Duration::Nanos(read_timeout.nanos() / 2),
            Duration::Nanos(read_timeout.nanos() / 2 * 3));
+  } else if (kind == "blackhole") {
+    f->duration.reset();  // instant: the connections open at `at` are lost
+  } else if (kind == "connect_hang") {
+    // Past 1 s a dial waits for the retransmission at 3 s, past 3 s for
+    // the one at 7 s (the explore window holds no more).
+    io.Dur(&d, std::min(Duration::Millis(50), room), room);
+    f->duration = d;
   } else if (kind == "mock.error") {
     io.Choice(&f->error, kMockErrors);
     io.Int(&f->count, 1, 3);

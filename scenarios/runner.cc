@@ -111,6 +111,8 @@ absl::StatusOr<sarama::Config> ProducerConfigOf(const ProducerSpec& p) {
   if (p.channel_buffer_size) c.channel_buffer_size = *p.channel_buffer_size;
   if (p.metadata_retry_max) c.metadata.retry.max = *p.metadata_retry_max;
   if (p.metadata_retry_backoff) c.metadata.retry.backoff = *p.metadata_retry_backoff;
+  if (p.test_defect == "no-retry-backoff") c.test_defects.no_retry_backoff = true;
+  if (p.test_defect == "no-read-timeout") c.test_defects.no_read_timeout = true;
   if (p.version) {
     absl::StatusOr<sarama::KafkaVersion> v = sarama::ParseKafkaVersion(*p.version, *profile);
     if (!v.ok()) return v.status();
@@ -318,7 +320,42 @@ Verdict Decide(const RunOutput& out, std::string* failing) {
 std::string VerdictText(const RunOutput& out) {
   std::string text(VerdictName(out.verdict));
   if (!out.failing_check.empty()) absl::StrAppend(&text, " [", out.failing_check, "]");
+  if (!out.violations.empty() && out.verdict != Verdict::kPass) {
+    absl::StrAppend(&text, " ", out.signature.Text());
+  }
   return text;
+}
+
+std::string SignatureName(const RunOutput& out) {
+  if (out.violations.empty()) return std::string(VerdictName(out.verdict));
+  return out.signature.Text();
+}
+
+ExpectSpec ExpectOf(const RunOutput& out) {
+  ExpectSpec e;
+  e.verdict = std::string(VerdictName(out.verdict));
+  e.check = out.failing_check;
+  if (out.verdict != Verdict::kPass && !out.violations.empty()) e.signature = SignatureName(out);
+  return e;
+}
+
+void ClassifyFailure(RunOutput* out) {
+  out->signature = checks::Signature{};
+  if (out->verdict == Verdict::kPass || out->violations.empty()) return;
+  // The deciding violation first, then the others in check order.
+  std::vector<const checks::Violation*> order;
+  for (const checks::Violation& v : out->violations) {
+    if (v.check == out->failing_check) order.insert(order.begin(), &v);
+    else order.push_back(&v);
+  }
+  for (const checks::Violation* v : order) {
+    checks::Signature sig = checks::Classify(out->record, *v);
+    if (sig.classified()) {
+      out->signature = std::move(sig);
+      return;
+    }
+    if (v == order.front()) out->signature = std::move(sig);  // the unclassified chain
+  }
 }
 
 std::string FailureName(const RunOutput& out) {
@@ -411,6 +448,10 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   w->record.idempotent = conf->producer.idempotent;
   w->record.required_acks = conf->producer.required_acks;
   w->record.max_open_requests = conf->net.max_open_requests;
+  if (s.checks.retry_pacing) {
+    w->record.retry_backoff = conf->producer.retry.backoff;
+    w->record.retry_max = conf->producer.retry.max;
+  }
   FollowCountFaults(s, *plan, w->sched, w->cluster, w->record);
   plan->faults.Start(fault_models::World{&w->sched, &w->network, &w->cluster, w->client});
   w->sched.Go("app", Application(w.get(), &s, *conf, *profile));
@@ -427,6 +468,7 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   out.violations = checks::EvaluateAll(w->record);
   out.record = std::move(w->record);
   out.verdict = Decide(out, &out.failing_check);
+  ClassifyFailure(&out);
   return out;
 }
 
@@ -437,9 +479,11 @@ Scenario WithProfile(const Scenario& s, std::string_view profile) {
   // so that MatchesExpect finds every profile's entry the same way.
   if (out.expect.has_value() && !out.expect->verdict.empty()) {
     out.expect->profiles.push_back(
-        ProfileExpectSpec{out.producer.profile, out.expect->verdict, out.expect->check});
+        ProfileExpectSpec{out.producer.profile, out.expect->verdict, out.expect->check,
+                          out.expect->signature});
     out.expect->verdict.clear();
     out.expect->check.clear();
+    out.expect->signature.clear();
   }
   out.producer.profile = std::string(profile);
   return out;
@@ -447,7 +491,8 @@ Scenario WithProfile(const Scenario& s, std::string_view profile) {
 
 bool MatchesExpect(const Scenario& s, const RunOutput& out, std::string* why) {
   if (!s.expect.has_value()) return true;
-  std::string verdict = s.expect->verdict, check = s.expect->check;
+  std::string verdict = s.expect->verdict, check = s.expect->check,
+              signature = s.expect->signature;
   if (verdict.empty()) {
     // A profile other than the file's own (WithProfile).
     auto it = std::find_if(s.expect->profiles.begin(), s.expect->profiles.end(),
@@ -458,6 +503,7 @@ bool MatchesExpect(const Scenario& s, const RunOutput& out, std::string* why) {
     }
     verdict = it->verdict;
     check = it->check;
+    signature = it->signature;
   }
   if (VerdictName(out.verdict) != verdict) {
     *why = absl::StrCat("expected verdict ", verdict, " on ", s.producer.profile, ", got ",
@@ -467,6 +513,11 @@ bool MatchesExpect(const Scenario& s, const RunOutput& out, std::string* why) {
   if (!check.empty() && check != out.failing_check) {
     *why = absl::StrCat("expected failing check ", check, " on ", s.producer.profile, ", got ",
                         out.failing_check.empty() ? "none" : out.failing_check);
+    return false;
+  }
+  if (!signature.empty() && signature != SignatureName(out)) {
+    *why = absl::StrCat("expected signature ", signature, " on ", s.producer.profile, ", got ",
+                        SignatureName(out));
     return false;
   }
   return true;

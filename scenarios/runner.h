@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "checks/check.h"
+#include "checks/signature.h"
 #include "checks/run_record.h"
 #include "fault_models/faults.h"
 #include "producer/config.h"
@@ -58,6 +59,10 @@ struct RunOutput {
   // The scenario has mock faults (what no real cluster does): the verdict
   // is about a MockBroker-style world, and says so.
   bool mock_faults = false;
+  // A failing run's signature (checks/signature.h): the mechanism, found
+  // from the deciding violation (or, if no rule explains it, the first
+  // other violation one does). Unclassified for pass and harness errors.
+  checks::Signature signature;
 };
 
 // The profile's NewConfig with the scenario's settings on top, checked by
@@ -95,12 +100,21 @@ absl::StatusOr<fault_models::FaultParams> FaultParamsOf(const FaultSpec& f);
 // a client failure first, then an assertion (Sarama's, or a client's fatal
 // error), then safety, then liveness or deadlock.
 Verdict Decide(const RunOutput& out, std::string* failing);
-// The verdict with the check that decided it, as every command prints it:
-// "safety [per-partition-order]", or "pass".
+// The verdict with the check that decided it and the failure's signature,
+// as every command prints it: "safety [per-partition-order]
+// retry-overtaken@asyncProducer.retryMessages", or "pass".
 std::string VerdictText(const RunOutput& out);
 // The name a failure is counted under in summaries: the check that decided
 // it, or the verdict where no check did (a deadlock, a harness error).
 std::string FailureName(const RunOutput& out);
+// The signature a failure is grouped under ("unclassified" if no rule
+// applies); for a run without a violation (a harness error), its verdict.
+std::string SignatureName(const RunOutput& out);
+// The [expect] a run's output meets: its verdict, check and signature.
+ExpectSpec ExpectOf(const RunOutput& out);
+// Sets out->signature from out->violations (RunScenario does; wire mode's
+// runs call it after their checks).
+void ClassifyFailure(RunOutput* out);
 
 // Builds and runs. A Scenario that parsed is runnable; an error here is a
 // harness error (returned in the output, not as a status).

@@ -65,7 +65,7 @@ std::span<const SectionKeys> AllSectionKeys() {
       return SectionKeys{s.header, std::move(k)};
     };
     out->push_back(keys(schema::Top(), {"schedule", "producer", "cluster", "network", "workload",
-                                        "faults", "buggify", "limits", "expect"}));
+                                        "faults", "buggify", "checks", "limits", "expect"}));
     out->push_back(keys(schema::ScheduleSection(), {}));
     out->push_back(keys(schema::ProducerSection(), {}));
     out->push_back(keys(schema::ClusterSection(), {"topics"}));
@@ -75,6 +75,7 @@ std::span<const SectionKeys> AllSectionKeys() {
     out->push_back(keys(schema::WorkloadSection(), {}));
     out->push_back(keys(schema::FaultSection(), {}));
     out->push_back(keys(schema::BuggifySection(), {}));
+    out->push_back(keys(schema::ChecksSection(), {}));
     out->push_back(keys(schema::LimitsSection(), {}));
     out->push_back(keys(schema::ExpectSection(), {"profiles"}));
     out->push_back(keys(schema::ProfileExpectSection(), {}));
@@ -654,6 +655,10 @@ void ReadVerdictAndCheck(TableReader& r, const Section& s, std::string_view name
   if (!has_verdict) {
     r.diag().Add(r.pos(), absl::StrCat(Av(name), ".verdict is missing"),
                  absl::StrCat("add verdict = one of: ", Join(schema::Verdicts())));
+  } else if (*verdict == "pass" && r.Has("signature")) {
+    r.diag().Add(r.PosOrTable("signature"),
+                 absl::StrCat(Av(name), ".signature is set but the verdict is \"pass\""),
+                 "a passing run has no failure signature: remove signature");
   } else if (*verdict == "pass" && has_check) {
     r.diag().Add(r.PosOrTable("check"),
                  absl::StrCat(Av(name), ".check is set but the verdict is \"pass\""),
@@ -752,6 +757,10 @@ void ReadTop(TableReader& top, Pos end, Scenario* s) {
               [&](TableReader& r) { ReadWorkload(r, cluster, limits, &s->workload); });
   ReadFaults(top, FaultContext{cluster, limits, producer_ok ? &s->producer : nullptr},
              &s->faults);
+  ReadSection(top, "checks", schema::ChecksSection().header, [&](TableReader& r) {
+    ReadFields(r, schema::ChecksSection(), &s->checks);
+    r.Finish();
+  });
   ReadSection(top, "buggify", schema::BuggifySection().header, [&](TableReader& r) {
     ReadFields(r, schema::BuggifySection(), &s->buggify);
     r.Finish();
@@ -810,8 +819,11 @@ void PrintFault(const FaultSpec& f, std::string* out) {
 }
 
 void PrintExpect(const ExpectSpec& e, std::string* out) {
-  PrintSection(schema::ExpectSection(), &e, out, {"check"});
+  PrintSection(schema::ExpectSection(), &e, out, {"check", "signature"});
   if (!e.check.empty()) PrintField(*schema::Find(schema::ExpectSection(), "check"), &e, out);
+  if (!e.signature.empty()) {
+    PrintField(*schema::Find(schema::ExpectSection(), "signature"), &e, out);
+  }
   for (const ProfileExpectSpec& p : e.profiles) {
     absl::StrAppend(out, "\n# The same scenario with producer.profile = ",
                     internal::TomlQuote(p.profile), ".\n[expect.profiles.",
@@ -819,6 +831,9 @@ void PrintExpect(const ExpectSpec& e, std::string* out) {
     PrintField(*schema::Find(schema::ProfileExpectSection(), "verdict"), &p, out);
     if (!p.check.empty()) {
       PrintField(*schema::Find(schema::ProfileExpectSection(), "check"), &p, out);
+    }
+    if (!p.signature.empty()) {
+      PrintField(*schema::Find(schema::ProfileExpectSection(), "signature"), &p, out);
     }
   }
 }
@@ -887,6 +902,7 @@ std::string PrintScenario(const Scenario& s) {
   if (!s.faults.empty()) PrintComment(schema::FaultSection(), &out);
   for (const FaultSpec& f : s.faults) PrintFault(f, &out);
   if (!s.buggify.sites.empty()) PrintSection(schema::BuggifySection(), &s.buggify, &out);
+  if (s.checks != ChecksSpec{}) PrintSection(schema::ChecksSection(), &s.checks, &out);
   PrintSection(schema::LimitsSection(), &s.limits, &out);
   if (s.expect) PrintExpect(*s.expect, &out);
   return out;

@@ -221,7 +221,8 @@ Scenario ExpectedFullExample() {
       .steps = 5000000, .time = Duration::Seconds(90), .liveness_grace = Duration::Seconds(30)};
   s.expect = ExpectSpec{.verdict = "safety",
                         .check = "acked-batches-in-order",
-                        .profiles = {ProfileExpectSpec{"sarama-main", "pass", ""}}};
+                        .signature = "",
+                        .profiles = {ProfileExpectSpec{"sarama-main", "pass", "", ""}}};
   return s;
 }
 
@@ -532,6 +533,21 @@ std::vector<MalformedCase> MalformedCases() {
        "count must be in 1..1000000"},
       {"renamed_kind", fault + "kind = \"drop_responses\"\nat = \"1s\"\n", 8,
        "renamed mock.drop_response"},
+      {"blackhole_with_duration",
+       fault + "kind = \"blackhole\"\nat = \"1s\"\nduration = \"5s\"\n", 10,
+       "duration is not used by a blackhole fault"},
+      {"blackhole_broker_out_of_range", fault + "kind = \"blackhole\"\nat = \"1s\"\nbroker = 7\n",
+       10, "broker = 7 but the cluster has 3 broker(s)"},
+      {"connect_hang_without_duration", fault + "kind = \"connect_hang\"\nat = \"1s\"\n", 7,
+       "duration is missing (hint: a connect_hang fault needs duration)"},
+      {"connect_hang_with_direction",
+       fault + "kind = \"connect_hang\"\nat = \"1s\"\nduration = \"2s\"\n"
+               "direction = \"to_broker\"\n",
+       11, "direction is not used by a connect_hang fault"},
+      {"connect_hang_beyond_limit",
+       kBase + "[limits]\ntime = \"10s\"\n[[faults]]\nkind = \"connect_hang\"\nat = \"9s\"\n"
+               "duration = \"2s\"\n",
+       12, "would end after limits.time"},
       {"inject_error_without_a_cause",
        fault + "kind = \"inject_error\"\nat = \"1s\"\nerror = \"OUT_OF_ORDER_SEQUENCE_NUMBER\"\n",
        10, "does not answer a produce request with OUT_OF_ORDER_SEQUENCE_NUMBER"},
@@ -934,14 +950,17 @@ FaultSpec GenFault(const ClusterSpec& c, Duration time) {
   FaultSpec f;
   f.kind = OneOf({"reset", "partition", "crash", "move_leader", "shrink_isr", "inject_error",
                   "lose_response", "stall_response", "delay_processing", "latency_spike",
-                  "pause_fetching", "mock.error", "mock.drop_response"});
+                  "pause_fetching", "mock.error", "mock.drop_response", "blackhole",
+                  "connect_hang"});
   const std::string& k = f.kind;
   f.at = GenDuration(Duration(), time - Duration::Nanos(1));
   f.broker = Int32In(0, c.brokers - 1);
   const bool count_based = k == "inject_error" || k == "lose_response" ||
                            k == "stall_response" || k == "mock.error" ||
                            k == "mock.drop_response";
-  if (k != "reset" && k != "move_leader" && !count_based) {
+  if (k == "connect_hang") {
+    f.duration = GenDuration(Duration(), time - f.at);  // required
+  } else if (k != "reset" && k != "move_leader" && k != "blackhole" && !count_based) {
     f.duration = Maybe<Duration>([&] { return GenDuration(Duration(), time - f.at); });
   }
   if (k == "partition" || k == "crash") f.heal = *rc::gen::arbitrary<bool>();

@@ -21,6 +21,7 @@ constexpr int64_t kPositive = 1;  // the least positive duration, in ns
 
 // The value lists. A new profile (e.g. "sarama-main") is one more entry.
 constexpr std::string_view kProfiles[] = {"sarama-1.42.1", "sarama-main"};
+constexpr std::string_view kTestDefects[] = {"no-retry-backoff", "no-read-timeout"};
 constexpr std::string_view kPolicies[] = {"fifo", "random", "pct", "go"};
 constexpr std::string_view kLatencyKindNames[] = {"constant", "uniform", "exponential"};
 constexpr std::string_view kDirections[] = {"to_broker", "from_broker", "both"};
@@ -31,7 +32,7 @@ constexpr std::string_view kVerdicts[] = {
 constexpr std::string_view kChecks[] = {
     "acked-batches-in-order", "log-sequences-contiguous", "no-duplicates",
     "per-partition-order",    "acked-are-durable",        "every-message-one-outcome",
-    "no-producer-assertion",  "no-broker-sequence-error", "liveness",
+    "no-producer-assertion",  "no-broker-sequence-error", "retry-pacing", "liveness",
     // Wire mode only (a real client; checks/client_checks.cc).
     "no-fatal-error", "client-crashed", "client-exited-early", "client-hung",
     "client-output-garbage", "client-malformed-frame"};
@@ -75,6 +76,8 @@ constexpr std::string_view kFaultKindNames[] = {"reset",
                                                 "delay_processing",
                                                 "latency_spike",
                                                 "pause_fetching",
+                                                "blackhole",
+                                                "connect_hang",
                                                 "mock.error",
                                                 "mock.drop_response"};
 // The buggify sites, in canonical order: sim/net's, then sim/kafka's
@@ -338,6 +341,14 @@ constexpr Field kProducerFields[] = {
                                                .optional = true,
                                                .doc = "Metadata.Retry.Backoff",
                                                .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::test_defect>(
+        {.key = "test_defect",
+         .type = Type::kEnum,
+         .optional = true,
+         .values = kTestDefects,
+         .doc = "not Sarama: a defect switched on in the model on purpose (no-retry-backoff: "
+                "retries ignore Retry.Backoff; no-read-timeout: Produce responses are awaited "
+                "without Net.ReadTimeout), to show the checks catch it"}),
     Of<&ProducerSpec::version>(
         {.key = "version",
          .type = Type::kVersion,
@@ -517,8 +528,8 @@ constexpr Field kFaultFields[] = {
          .type = Type::kDuration,
          .optional = true,
          .doc = "how long it lasts. Left out: partition and crash last for the rest of the run, "
-                "shrink_isr 5 s, the others 1 s. inject_error: how long the cause lasts (the "
-                "NOT_ENOUGH_REPLICAS pair only)",
+                "shrink_isr 5 s, the others 1 s (connect_hang needs it). inject_error: how long "
+                "the cause lasts (the NOT_ENOUGH_REPLICAS pair only)",
          .rule = "`at + duration` at most `limits.time`",
          .shrink_text = "halves"}),
     Of<&FaultSpec::broker>({.key = "broker",
@@ -584,6 +595,14 @@ constexpr Field kBuggifyFields[] = {
                              .shrink_text = "each site off"}),
 };
 
+constexpr Field kChecksFields[] = {
+    Of<&ChecksSpec::retry_pacing>(
+        {.key = "retry_pacing",
+         .type = Type::kBool,
+         .doc = "check retry-pacing: a message's consecutive attempts at least Retry.Backoff apart, "
+                "and none failing with retries exhausted sooner than its backoffs allow"}),
+};
+
 constexpr Field kLimitsFields[] = {
     Of<&LimitsSpec::steps>(
         {.key = "steps", .type = Type::kInt, .lo = 1, .hi = kMaxSteps, .doc = "scheduler steps"}),
@@ -607,6 +626,12 @@ constexpr Field kExpectFields[] = {
                             .values = kChecks,
                             .doc = "the failing check",
                             .rule = "a check name; not with `pass`"}),
+    Of<&ExpectSpec::signature>({.key = "signature",
+                                .type = Type::kString,
+                                .hi = 200,
+                                .doc = "the failure's signature: mechanism@function, as `prodsim "
+                                       "run` prints it (checks/signature.h)",
+                                .rule = "not with `pass`; left out: not checked"}),
 };
 
 constexpr Field kProfileExpectFields[] = {
@@ -620,6 +645,11 @@ constexpr Field kProfileExpectFields[] = {
                                    .values = kChecks,
                                    .doc = "its failing check",
                                    .rule = "not with `pass`"}),
+    Of<&ProfileExpectSpec::signature>({.key = "signature",
+                                       .type = Type::kString,
+                                       .hi = 200,
+                                       .doc = "its failure's signature",
+                                       .rule = "not with `pass`; left out: not checked"}),
 };
 
 // Sections that hold other tables list those keys too, for hints.
@@ -650,6 +680,7 @@ const Section kBuggify{"buggify", "[buggify]",
                        "Perturbation points switched on (BUGGIFY): small random delays in the\n"
                        "simulated network and brokers.",
                        kBuggifyFields};
+const Section kChecksSection{"checks", "[checks]", "Checks the scenario opts into.", kChecksFields};
 const Section kLimits{"limits", "[limits]",
                       "Bounds of the run: reaching one is a verdict, never a hang.", kLimitsFields};
 const Section kExpect{"expect", "[expect]", "The verdict this scenario is expected to reach.",
@@ -659,7 +690,8 @@ const Section kProfileExpect{"expect.profiles.\"PROFILE\"", "[expect.profiles.\"
 
 constexpr const Section* kSections[] = {&kTop,     &kSchedule, &kProducer, &kCluster,
                                         &kTopic,   &kLatency,  &kWorkload, &kFault,
-                                        &kBuggify, &kLimits,   &kExpect,   &kProfileExpect};
+                                        &kBuggify, &kChecksSection, &kLimits,   &kExpect,
+                                        &kProfileExpect};
 
 }  // namespace
 
@@ -673,6 +705,7 @@ const Section& WorkloadSection() { return kWorkload; }
 const Section& FaultSection() { return kFault; }
 const Section& BuggifySection() { return kBuggify; }
 const Section& LimitsSection() { return kLimits; }
+const Section& ChecksSection() { return kChecksSection; }
 const Section& ExpectSection() { return kExpect; }
 const Section& ProfileExpectSection() { return kProfileExpect; }
 std::span<const Section* const> Sections() { return kSections; }
@@ -727,6 +760,16 @@ std::span<const FaultKind> FaultKinds() {
        {"extra"},
        "adds `extra` to the latency of the producer's links to `broker`"},
       {"pause_fetching", {"duration", "broker"}, {}, "stops `broker` fetching as a follower"},
+      {"blackhole",
+       {"broker"},
+       {},
+       "a middlebox between the producer and `broker` loses its state: the connections open "
+       "then drop every packet, unannounced, until TCP gives up (924.6 s); new ones work"},
+      {"connect_hang",
+       {"duration", "broker"},
+       {"duration"},
+       "the producer's SYNs to `broker` go unanswered: a dial waits for a SYN retransmission "
+       "(1, 3, 7, 15, 31, 63 s) after the window, or fails at Net.DialTimeout"},
       {"mock.error",
        {"broker", "topic", "partition", "error", "api", "count"},
        {"error"},
@@ -959,6 +1002,7 @@ std::string MarkdownReference() {
   Table(&out, WorkloadSection(), scenario.workload, "unset (after the last message)");
   Table(&out, FaultSection(), FaultSpec{}, "unset (the kind's default)");
   Table(&out, BuggifySection(), scenario.buggify, "unset");
+  Table(&out, ChecksSection(), scenario.checks, "unset");
   Table(&out, LimitsSection(), scenario.limits, "unset");
   Table(&out, ExpectSection(), ExpectSpec{}, "unset");
   Table(&out, ProfileExpectSection(), ProfileExpectSpec{}, "unset");

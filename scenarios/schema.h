@@ -123,6 +123,7 @@ const Section& WorkloadSection();
 const Section& FaultSection();
 const Section& BuggifySection();
 const Section& LimitsSection();
+const Section& ChecksSection();
 const Section& ExpectSection();
 const Section& ProfileExpectSection();
 std::span<const Section* const> Sections();

@@ -60,6 +60,7 @@ std::vector<Single> Singles() {
       {&LatencySection(), [](Scenario& s) -> void* { return &s.network.latency; }},
       {&WorkloadSection(), [](Scenario& s) -> void* { return &s.workload; }},
       {&BuggifySection(), [](Scenario& s) -> void* { return &s.buggify; }},
+      {&ChecksSection(), [](Scenario& s) -> void* { return &s.checks; }},
       {&LimitsSection(), [](Scenario& s) -> void* { return &s.limits; }},
   };
 }
@@ -242,6 +243,9 @@ TEST(SchemaTest, ValueListsMatchTheModel) {
   ASSERT_NE(kind, nullptr);
   EXPECT_EQ(table, std::set<std::string_view>(kind->values.begin(), kind->values.end()));
   for (const std::string_view k : internal::GeneratedFaultKinds(true)) generated.insert(k);
+  for (const std::string_view k : internal::kWedgeFaultKinds) {
+    EXPECT_TRUE(generated.insert(k).second) << k << " is drawn twice";
+  }
   EXPECT_EQ(table, generated);
 }
 

@@ -32,12 +32,20 @@ uint64_t OtherSeed(uint64_t seed, uint64_t j) {
 // One search: the current smallest failing scenario, and the run budget.
 class Shrinker {
  public:
-  Shrinker(Scenario s, Verdict verdict, std::string check, const ShrinkOptions& options)
-      : current_(std::move(s)), verdict_(verdict), check_(std::move(check)), options_(options) {}
+  Shrinker(Scenario s, const RunOutput& first, const ShrinkOptions& options)
+      : current_(std::move(s)),
+        verdict_(first.verdict),
+        check_(first.failing_check),
+        signature_(SignatureName(first)),
+        options_(options) {}
 
-  // Whether a run still fails the way the search keeps.
+  // Whether a run still fails the way the search keeps: the same verdict,
+  // deciding check and signature (the mechanism, not only the symptom).
   bool Keeps(const RunOutput& out) const {
-    if (options_.check.empty()) return out.verdict == verdict_ && out.failing_check == check_;
+    if (options_.check.empty()) {
+      return out.verdict == verdict_ && out.failing_check == check_ &&
+             SignatureName(out) == signature_;
+    }
     return std::any_of(out.violations.begin(), out.violations.end(),
                        [&](const checks::Violation& v) { return v.check == options_.check; });
   }
@@ -130,6 +138,7 @@ class Shrinker {
   Scenario current_;
   Verdict verdict_;
   std::string check_;
+  std::string signature_;
   ShrinkOptions options_;
   int64_t runs_ = 0;
   std::vector<std::string> steps_;
@@ -434,7 +443,7 @@ ShrinkResult Shrink(const Scenario& original, const ShrinkOptions& options) {
   result.failing_check = first.failing_check;
   result.scenario = original;
   if (first.verdict == Verdict::kPass || first.verdict == Verdict::kHarnessError) return result;
-  Shrinker sh(original, first.verdict, first.failing_check, options);
+  Shrinker sh(original, first, options);
   if (!sh.Keeps(first)) return result;  // the asked-for check does not fail
   result.reproduced = true;
   for (bool changed = true; changed && !sh.exhausted();) {
@@ -450,16 +459,14 @@ ShrinkResult Shrink(const Scenario& original, const ShrinkOptions& options) {
   result.scenario = sh.current();
   result.runs += sh.runs();
   result.steps = sh.steps();
-  if (!options.check.empty()) {
-    // The verdict the shrunk scenario reaches, which may differ from the
-    // original's: only the asked-for check was kept.
-    const RunOutput last = RunScenario(result.scenario);
-    ++result.runs;
-    result.verdict = last.verdict;
-    result.failing_check = last.failing_check;
-  }
-  result.scenario.expect =
-      ExpectSpec{std::string(VerdictName(result.verdict)), result.failing_check, {}};
+  // What the shrunk scenario reaches (with --check, it may differ from the
+  // original's verdict: only the asked-for check was kept).
+  const RunOutput last = RunScenario(result.scenario);
+  ++result.runs;
+  result.verdict = last.verdict;
+  result.failing_check = last.failing_check;
+  result.signature = SignatureName(last);
+  result.scenario.expect = ExpectOf(last);
   return result;
 }
 

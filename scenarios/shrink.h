@@ -50,6 +50,7 @@ struct ShrinkResult {
   bool reproduced = false;  // the original failed; false: nothing to shrink
   Verdict verdict = Verdict::kPass;
   std::string failing_check;
+  std::string signature;  // SignatureName of the shrunk scenario's run
   Scenario scenario;  // the smallest failing scenario found, with [expect]
   int64_t runs = 0;
   std::vector<std::string> steps;  // the accepted simplifications, in order

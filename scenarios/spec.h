@@ -71,6 +71,9 @@ struct ProducerSpec {
   std::optional<int32_t> metadata_retry_max;
   std::optional<Duration> metadata_retry_backoff;
   std::optional<std::string> version;  // "2.6.0"
+  // Not a Sarama field: a defect switched on in the model on purpose, so a
+  // test can show the checks catch it (sarama::Config::TestDefects).
+  std::optional<std::string> test_defect;
 
   bool operator==(const ProducerSpec&) const = default;
 };
@@ -162,6 +165,17 @@ struct BuggifySpec {
   bool operator==(const BuggifySpec&) const = default;
 };
 
+// Checks a scenario opts into ([checks]): they hold Sarama to what its
+// configuration promises beyond ordering.
+struct ChecksSpec {
+  // retry-pacing: consecutive attempts of a message at least Retry.Backoff
+  // apart, and no message failing with its retries exhausted sooner than
+  // its backoffs allow.
+  bool retry_pacing = false;
+
+  bool operator==(const ChecksSpec&) const = default;
+};
+
 struct LimitsSpec {
   int64_t steps = 20000000;
   Duration time = Duration::Seconds(600);
@@ -177,6 +191,7 @@ struct ProfileExpectSpec {
   std::string profile;
   std::string verdict;
   std::string check;
+  std::string signature;
 
   bool operator==(const ProfileExpectSpec&) const = default;
 };
@@ -184,6 +199,9 @@ struct ProfileExpectSpec {
 struct ExpectSpec {
   std::string verdict;  // pass | safety | liveness | deadlock | producer-assertion | harness-error
   std::string check;    // the failing check's name, for a failing verdict
+  // The failure's signature (checks/signature.h), "mechanism@function" or
+  // "unclassified"; empty: not checked.
+  std::string signature;
   std::vector<ProfileExpectSpec> profiles;  // other profiles, sorted by name
 
   bool operator==(const ExpectSpec&) const = default;
@@ -202,6 +220,7 @@ struct Scenario {
   WorkloadSpec workload;
   std::vector<FaultSpec> faults;
   BuggifySpec buggify;
+  ChecksSpec checks;
   LimitsSpec limits;
   std::optional<ExpectSpec> expect;
 

@@ -21,6 +21,8 @@ case $mode in
     grep -q "producer-assertion \[no-fatal-error\]" <<<"$out" || { echo "FAIL: no fatal error"; exit 1; }
     grep -Eq "rewound sequence number|sequence desynchronization" <<<"$out" ||
       { echo "FAIL: the fatal error is not #4438's"; exit 1; }
+    grep -q "sequence-desync-fatal@rd_kafka_handle_idempotent_Produce_error" <<<"$out" ||
+      { echo "FAIL: not classified as sequence-desync-fatal"; exit 1; }
     ;;
   *) echo "usage: e2e_test.sh PRODSIM fault-free|4438 FILE" >&2; exit 64 ;;
 esac

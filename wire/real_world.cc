@@ -167,6 +167,7 @@ class ClientLines {
                                 std::move(text));
       w_.record.producer.errors.push_back(std::move(e));
     } else if (*event == "fatal") {
+      if (!c_.first_fatal_at) c_.first_fatal_at = at;
       c_.fatal_errors.push_back(absl::StrCat("t=", at.ToString(), "s ",
                                              j->String("name").value_or("?"), ": ",
                                              j->String("text").value_or("")));
@@ -412,6 +413,7 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
     return result;
   }
   out.verdict = scenarios::Decide(out, &out.failing_check);
+  scenarios::ClassifyFailure(&out);
   return result;
 }
 
@@ -447,6 +449,7 @@ scenarios::RunOutput Serve(const Scenario& s, const ServeOptions& options) {
   out.record = std::move(w->record);
   if (out.verdict != scenarios::Verdict::kHarnessError) {
     out.verdict = scenarios::Decide(out, &out.failing_check);
+    scenarios::ClassifyFailure(&out);
   }
   return out;
 }

@@ -39,3 +39,7 @@ fault latency_spike $'duration = "100ms"\nextra = "50ms"'
 fault pause_fetching 'duration = "100ms"'
 fault shrink_isr $'duration = "100ms"\ntopic = "t"\npartition = 1'
 fault stall_response $'api = "produce"\ncount = 1\nextra = "31s"'
+# The wedge kinds: their count and fields come after the producer's
+# settings (scenarios/decode.h), and the same cut finds them.
+fault blackhole ""
+fault connect_hang 'duration = "100ms"'

@@ -94,6 +94,9 @@ struct Message : net::Payload {
   ApiKey api = ApiKey::kProduce;
   int32_t correlation_id = 0;
   bool is_response = false;
+  // Harness annotation, not on the wire: when the client wrote it (the
+  // producer model's request steps, producer/history.h).
+  sim::Time written_at;
 };
 
 struct MetadataRequest final : Message {

@@ -24,6 +24,8 @@ enum NoteKind : uint64_t {
   kNoteRefused = 7,
   kNoteDialTimeout = 8,
   kNoteBuggify = 9,
+  kNoteBlackhole = 10,
+  kNoteSynUnanswered = 11,
 };
 
 // Why a connection was reset: the second word of a reset note.
@@ -32,6 +34,7 @@ enum ResetReason : uint64_t {
   kResetClosedByClient = 1,
   kResetClosedByServer = 2,
   kResetNodeDown = 3,
+  kResetTimedOut = 4,  // ETIMEDOUT: tcp_retries2 spent in a blackhole
 };
 
 using Link = std::pair<NodeId, NodeId>;  // (from, to): one direction
@@ -67,6 +70,11 @@ struct Connection {
   ConnId id = 0;
   NodeId node[2] = {0, 0};
   bool closed = false;
+  // A middlebox on the way lost this connection's state (Blackhole): every
+  // message is dropped from then on.
+  bool blackholed = false;
+  // The ETIMEDOUT of a blackholed connection is scheduled.
+  bool retransmit_timeout_armed = false;
   std::unique_ptr<sim::Chan<PayloadPtr>> inbox[2];  // what side i receives
   Direction dir[2];                                  // what side i sends
 };
@@ -89,6 +97,7 @@ struct Network::Impl {
   absl::btree_map<Link, sim::Prng> link_prng;
   absl::btree_map<Link, std::vector<Spike>> spikes;
   absl::btree_set<Link> partitions;
+  absl::btree_map<Link, Time> connect_hangs;  // until when SYNs go unanswered
   absl::btree_map<NodeId, std::unique_ptr<sim::Chan<Endpoint>>> listeners;
   absl::btree_map<ConnId, std::shared_ptr<Connection>> open;  // by id: ordered
   ConnId next_conn_id = 1;
@@ -285,6 +294,49 @@ bool Network::Partitioned(NodeId from, NodeId to) const {
   return impl_->partitions.contains(Link{from, to});
 }
 
+void Network::Blackhole(NodeId a, NodeId b) {
+  impl_->node(a);
+  impl_->node(b);
+  // Dropping never opens or resets a connection, so iterating is safe.
+  for (const auto& entry : impl_->open) {
+    const ConnPtr& c = entry.second;  // not a structured binding: the lambda below uses it
+    const bool between =
+        (c->node[0] == a && c->node[1] == b) || (c->node[0] == b && c->node[1] == a);
+    if (!between || c->blackholed) continue;
+    c->blackholed = true;
+    Note(kNoteBlackhole, c->id, 0, [&] {
+      return absl::StrCat("net blackhole c", c->id, " ", NodeName(c->node[0]), "<->",
+                          NodeName(c->node[1]), ": its packets are dropped from now on");
+    });
+    bool unacknowledged = false;
+    for (int side = 0; side < 2; ++side) {
+      Direction& d = c->dir[side];
+      // What is on the wire or held never arrives: TCP's retransmissions of
+      // it fall into the hole too.
+      for (std::deque<QueuedMessage>* q : {&d.wire, &d.held}) {
+        for (const QueuedMessage& m : *q) DropInHole(*c, side, m);
+        unacknowledged = unacknowledged || !q->empty();
+        q->clear();
+      }
+      ++d.epoch;
+      d.last_deliver_at = Time();
+    }
+    if (unacknowledged) ArmRetransmitTimeout(c);
+  }
+}
+
+void Network::HangConnects(NodeId from, NodeId to, Time until) {
+  impl_->node(from);
+  impl_->node(to);
+  Time& end = impl_->connect_hangs[Link{from, to}];
+  end = std::max(end, until);
+}
+
+bool Network::ConnectsHang(NodeId from, NodeId to) const {
+  auto it = impl_->connect_hangs.find(Link{from, to});
+  return it != impl_->connect_hangs.end() && impl_->sched->now() < it->second;
+}
+
 sim::Chan<Endpoint>* Network::Listen(NodeId node) {
   auto& slot = impl_->listeners[node];
   if (slot == nullptr) {
@@ -365,6 +417,13 @@ bool Network::SendOn(const ConnPtr& c, int side, PayloadPtr msg) {
   const uint64_t seq = d.next_seq++;
   Note(kNoteSend, c->id, seq << 1 | static_cast<uint64_t>(side),
        [&] { return MessageText(*this, *c, side, "send", seq, *msg); });
+  if (c->blackholed) {
+    // The kernel takes the bytes (the write succeeds) and retransmits them
+    // into the hole until tcp_retries2 is spent.
+    DropInHole(*c, side, QueuedMessage{seq, std::move(msg), Time()});
+    ArmRetransmitTimeout(c);
+    return true;
+  }
   if (Partitioned(c->node[side], c->node[1 - side])) {
     d.held.push_back(QueuedMessage{seq, std::move(msg), Time()});
     return true;
@@ -460,6 +519,26 @@ void Network::ResetConnection(Connection& c, uint64_t reason, const std::string&
   PRODSIM_ASSERT(erased == 1);
 }
 
+void Network::DropInHole(Connection& c, int side, const QueuedMessage& m) {
+  PRODSIM_ASSERT(c.blackholed);
+  ++lost_;
+  Note(kNoteDrop, c.id, m.seq << 1 | static_cast<uint64_t>(side),
+       [&] { return MessageText(*this, c, side, "drop in the blackhole", m.seq, *m.payload); });
+}
+
+void Network::ArmRetransmitTimeout(const ConnPtr& c) {
+  PRODSIM_ASSERT(c->blackholed);
+  if (c->retransmit_timeout_armed) return;
+  c->retransmit_timeout_armed = true;
+  std::weak_ptr<Connection> weak = c;
+  impl_->sched->After(kTcpRetries2Timeout, [weak] {
+    std::shared_ptr<Connection> conn = weak.lock();
+    if (conn == nullptr || conn->closed || conn->net == nullptr) return;
+    conn->net->ResetConnection(*conn, kResetTimedOut,
+                               "ETIMEDOUT: tcp_retries2 spent retransmitting into a blackhole");
+  });
+}
+
 void Network::Reset(ConnId id) {
   auto it = impl_->open.find(id);
   if (it == impl_->open.end()) return;  // already reset or closed
@@ -514,6 +593,23 @@ absl::StatusOr<Endpoint> Network::Accept(NodeId from, NodeId to) {
   return Endpoint(c, 0);
 }
 
+sim::Task<bool> Network::AwaitSynAnswered(NodeId from, NodeId to, Time start, Time deadline) {
+  sim::Scheduler& s = *impl_->sched;
+  Note(kNoteSynUnanswered, 0, uint64_t{from} << 32 | to, [&] {
+    return absl::StrCat("net dial ", NodeName(from), "->", NodeName(to),
+                        ": SYN unanswered, waiting for its retransmission");
+  });
+  for (const Duration after : kSynRetransmitsAfter) {
+    const Time at = start + after;
+    if (at >= deadline) co_return false;
+    co_await s.Sleep(at - s.now());
+    // A SYN lost to a partition is as unanswered as one a firewall drops.
+    const bool free = !ConnectsHang(from, to) && !Partitioned(from, to) && !Partitioned(to, from);
+    if (free) co_return true;
+  }
+  co_return false;
+}
+
 sim::Task<absl::StatusOr<Endpoint>> Network::Dial(NodeId from, NodeId to, DialOptions opts) {
   PRODSIM_ASSERT(opts.dial_timeout.nanos() >= 0);
   impl_->node(from);
@@ -532,6 +628,18 @@ sim::Task<absl::StatusOr<Endpoint>> Network::Dial(NodeId from, NodeId to, DialOp
   if (unreachable()) {
     co_await s.Sleep(opts.dial_timeout);
     co_return timeout();
+  }
+  if (ConnectsHang(from, to)) {
+    // The SYN gets no answer; the kernel sends it again on its schedule.
+    const Time deadline = start + opts.dial_timeout;
+    const bool answered = co_await AwaitSynAnswered(from, to, start, deadline);
+    if (!answered) {
+      const Time give_up = std::min(deadline, start + kSynTimeout);
+      if (give_up > s.now()) co_await s.Sleep(give_up - s.now());
+      if (give_up == deadline) co_return timeout();  // Go's dial deadline first
+      co_return absl::DeadlineExceededError(absl::StrCat(
+          "dial ", NodeName(from), "->", NodeName(to), ": connect: connection timed out"));
+    }
   }
   // SYN there, SYN-ACK (or RST) back.
   Duration rtt = DrawLatency(from, to) + DrawLatency(to, from);

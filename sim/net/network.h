@@ -20,7 +20,29 @@
 //   from the heal time.
 // - A dial checks for a partition when it starts and again after its round
 //   trip; a partitioned dial fails only when its timeout has passed (no SYN
-//   retransmission is modelled, so a heal during the wait does not help).
+//   retransmission is modelled for a partition, so a heal during the wait
+//   does not help; a connect hang, below, does model them).
+// - A blackhole (a stateful middlebox between two nodes losing its state:
+//   a NAT gateway's idle timeout, a conntrack flush, a firewall failing
+//   over) marks the connections open between them at that moment: from
+//   then on every message of theirs, either way, is dropped and no side is
+//   told; what was on the wire or held is dropped too. A connection dialled
+//   later is not affected (the middlebox builds fresh state for it). Real
+//   TCP retransmits the unacknowledged data until tcp_retries2 (15: about
+//   924.6 s with Linux's RTO bounds, ip-sysctl.rst) and then fails the
+//   connection with ETIMEDOUT; the model resets such a connection for both
+//   sides kTcpRetries2Timeout after its first message lost in the hole (a
+//   message on the wire at the blackhole counts from then: its real send
+//   was at most one latency earlier). A blackholed connection nothing is
+//   written to stays open. TCP keepalive is not modelled (Go's dialer turns
+//   it on for Sarama's connections: an idle client side would learn of the
+//   hole after about 150 s of Linux keepalive probes).
+// - A connect hang (SYNs dropped: a firewall, a SYN flood, a full listen
+//   backlog) holds a dial that starts during it: the dial goes on at the
+//   first SYN retransmission (Linux's tcp_syn_retries = 6, an initial RTO of
+//   1 s: kSynRetransmitsAfter) that finds the link free, or fails at its dial
+//   timeout (Go's net.Dialer Timeout), or with ETIMEDOUT at kSynTimeout,
+//   whichever comes first. Connections already open are not affected.
 // - A listener's accept channel lives as long as the Network, across a node
 //   going down and up; while the node is down dials are refused. Its backlog
 //   is bounded (kAcceptBacklogMax); a full backlog refuses the dial.
@@ -36,7 +58,8 @@
 //
 // Invariants: in each direction, delivery times never decrease and messages
 // are delivered in the order sent; a reset connection never receives a
-// delivery again; a direction holds messages only while it is partitioned.
+// delivery again; a direction holds messages only while it is partitioned;
+// a blackholed connection holds nothing and delivers nothing again.
 //
 // sim/net knows nothing of Kafka: payloads derive from net::Payload.
 #ifndef PRODSIM_SIM_NET_NETWORK_H_
@@ -90,6 +113,7 @@ struct LatencyModel {
 
 class Network;
 struct Connection;
+struct QueuedMessage;
 
 // One side of a connection.
 class Endpoint {
@@ -132,6 +156,19 @@ struct DialOptions {
   Duration dial_timeout = Duration::Seconds(30);  // Sarama's Net.DialTimeout
 };
 
+// Linux's TCP timers, with the default sysctls (Documentation/networking/
+// ip-sysctl.rst). tcp_retries2 = 15: data unacknowledged this long fails the
+// connection with ETIMEDOUT ("a hypothetical timeout of 924.6 seconds", RTO
+// from 200 ms doubling to 120 s).
+inline constexpr Duration kTcpRetries2Timeout = Duration::Millis(924600);
+// tcp_syn_retries = 6 with TCP_TIMEOUT_INIT = 1 s: the SYN goes again 1, 3,
+// 7, 15, 31 and 63 s after the first, and connect() gives up with ETIMEDOUT
+// after 127 s.
+inline constexpr Duration kSynRetransmitsAfter[] = {Duration::Seconds(1),  Duration::Seconds(3),
+                                                    Duration::Seconds(7),  Duration::Seconds(15),
+                                                    Duration::Seconds(31), Duration::Seconds(63)};
+inline constexpr Duration kSynTimeout = Duration::Seconds(127);
+
 class Network {
  public:
   Network(sim::Scheduler& sched, sim::Prng prng);
@@ -161,13 +198,27 @@ class Network {
   void Heal(NodeId from, NodeId to);
   bool Partitioned(NodeId from, NodeId to) const;
 
+  // A stateful middlebox between `a` and `b` loses its state: every
+  // connection open between them now (either side dialled) silently drops
+  // all its messages from now on, both ways, and resets with ETIMEDOUT
+  // kTcpRetries2Timeout after its first lost message. Connections dialled
+  // later are not affected.
+  void Blackhole(NodeId a, NodeId b);
+  // SYNs from `from` to `to` get no answer until `until`: a dial that
+  // starts before then waits for a SYN retransmission after it (Dial).
+  // Windows add up: the link is free once the latest has ended.
+  void HangConnects(NodeId from, NodeId to, Time until);
+  bool ConnectsHang(NodeId from, NodeId to) const;
+
   // The channel on which `node` accepts connections (created on first use).
   sim::Chan<Endpoint>* Listen(NodeId node);
 
   // Connects from -> to. Succeeds after one round trip; fails with
   // UNAVAILABLE (refused) if `to` is down or not listening, or
   // DEADLINE_EXCEEDED after the dial timeout if either direction is
-  // partitioned.
+  // partitioned. While the link's connects hang, the round trip starts at
+  // the first SYN retransmission that finds it free; none before the dial
+  // timeout or kSynTimeout: DEADLINE_EXCEEDED then.
   sim::Task<absl::StatusOr<Endpoint>> Dial(NodeId from, NodeId to, DialOptions opts = {});
 
   // Resets one connection (both sides learn; in-transit messages are lost),
@@ -203,6 +254,14 @@ class Network {
   // Heal: sends the held queue, in order.
   void ReleaseHeld(const ConnPtr& c, int side);
   void ResetConnection(Connection& c, uint64_t reason, const std::string& why);
+  // Blackhole: drops one message lost in the hole, counted and noted.
+  void DropInHole(Connection& c, int side, const QueuedMessage& m);
+  // Blackhole: the connection fails kTcpRetries2Timeout from now, unless
+  // an earlier lost message already set that.
+  void ArmRetransmitTimeout(const ConnPtr& c);
+  // The first SYN retransmission of a dial started at `start` that finds
+  // from -> to free, before `deadline`, waited for; false if none.
+  sim::Task<bool> AwaitSynAnswered(NodeId from, NodeId to, Time start, Time deadline);
   Duration DrawLatency(NodeId from, NodeId to);
   Duration SpikeExtra(NodeId from, NodeId to);
   bool Listening(NodeId n) const;

@@ -582,6 +582,171 @@ TEST(NetworkTest, LatencySpikeOnlyWithinItsWindow) {
 }
 
 // ---------------------------------------------------------------------------
+// Blackholes (a middlebox lost its state) and connect hangs (SYNs dropped).
+
+Duration Sec(int64_t n) { return Duration::Seconds(n); }
+
+Task<void> Blackholed(Scheduler* s, Network* net, NodeId c, NodeId b, Log* log) {
+  Endpoint client, server;
+  co_await Connect(net, c, b, &client, &server);
+  s->Go("server", RecvLog(s, server, "server", log), {.daemon = true});
+  s->Go("client-reader", RecvLog(s, client, "client", log), {.daemon = true});
+  EXPECT_TRUE(client.Send(M(1)));  // delivered at 3ms
+  co_await s->Sleep(Ms(2));
+  EXPECT_TRUE(client.Send(M(2)));  // on the wire when the state is lost
+  co_await s->Sleep(Us(500));
+  Record(s, log, "blackhole");
+  net->Blackhole(c, b);
+  EXPECT_TRUE(server.Send(M(101)));  // the write succeeds; the bytes go nowhere
+  EXPECT_TRUE(client.Send(M(3)));
+  EXPECT_FALSE(client.closed());
+  EXPECT_FALSE(server.closed());
+  // A connection dialled now gets fresh state in the middlebox.
+  Endpoint client2, server2;
+  co_await Connect(net, c, b, &client2, &server2);
+  EXPECT_TRUE(client2.Send(M(4)));
+  std::optional<PayloadPtr> got = co_await server2.Recv();
+  EXPECT_TRUE(got.has_value());
+  if (got.has_value()) Record(s, log, absl::StrCat("server2 got ", N(*got)));
+  co_await s->Sleep(Sec(1000));
+}
+
+// After a blackhole nothing of an open connection gets through either way
+// and neither side is told, until the first lost message is tcp_retries2
+// old (924.6 s): then both sides see it reset. A new connection works.
+TEST(NetworkBlackholeTest, DropsBothWaysSilentlyUntilTcpGivesUp) {
+  World w;
+  Log log;
+  w.sched.Go("main", Blackholed(&w.sched, &w.net, w.client, w.broker, &log));
+  EXPECT_EQ(w.sched.Run().outcome, Outcome::kAllDone);
+  // 4.5ms + 924.6s: the reset; the second connection is open still.
+  EXPECT_THAT(log, ElementsAre("server got 1@3000us", "blackhole@4500us", "server2 got 4@7500us",
+                               "client closed@924604500us", "server closed@924604500us"));
+  EXPECT_EQ(w.net.messages_delivered(), 2u);  // 1 and 4
+  EXPECT_EQ(w.net.messages_lost(), 3u);       // 2 (on the wire), 101 and 3
+  EXPECT_EQ(w.net.open_connections(), 1u);
+}
+
+Task<void> IdleBlackholed(Scheduler* s, Network* net, NodeId c, NodeId b, Log* log) {
+  Endpoint client, server;
+  co_await Connect(net, c, b, &client, &server);
+  s->Go("client-reader", RecvLog(s, client, "client", log), {.daemon = true});
+  net->Blackhole(c, b);
+  co_await s->Sleep(Sec(2000));
+  EXPECT_FALSE(client.closed());  // nothing unacknowledged: nothing times out
+  Record(s, log, "write");
+  EXPECT_TRUE(server.Send(M(7)));
+  co_await s->Sleep(Sec(1000));
+}
+
+// A blackholed connection nothing is written to stays open (keepalive is
+// not modelled); the first write starts TCP's retransmission clock.
+TEST(NetworkBlackholeTest, IdleConnectionStaysOpenUntilAWrite) {
+  World w;
+  Log log;
+  w.sched.Go("main", IdleBlackholed(&w.sched, &w.net, w.client, w.broker, &log));
+  EXPECT_EQ(w.sched.Run().outcome, Outcome::kAllDone);
+  EXPECT_THAT(log, ElementsAre("write@2000002000us", "client closed@2924602000us"));
+  EXPECT_EQ(w.net.messages_lost(), 1u);
+}
+
+Task<void> DialText(Scheduler* s, Network* net, NodeId from, NodeId to, DialOptions opts,
+                    Log* log) {
+  absl::StatusOr<Endpoint> ep = co_await net->Dial(from, to, opts);
+  if (ep.ok()) {
+    Record(s, log, "connected");
+  } else {
+    Record(s, log, std::string(ep.status().message()));
+  }
+}
+
+Task<void> DialLater(Scheduler* s, Network* net, NodeId from, NodeId to, Duration after, Log* log) {
+  co_await s->Sleep(after);
+  const DialOptions opts;
+  co_await DialText(s, net, from, to, opts, log);
+}
+
+Task<void> HangAt(Network* net, NodeId from, NodeId to, Scheduler* s, Duration after,
+                  Duration length) {
+  co_await s->Sleep(after);
+  net->HangConnects(from, to, s->now() + length);
+}
+
+// A dial that starts while SYNs go unanswered completes one round trip
+// after the first SYN retransmission (1, 3, 7, 15, 31, 63 s) past the
+// window, or fails at its dial timeout, or with ETIMEDOUT at 127 s,
+// whichever comes first; a dial after the window is a plain one.
+TEST(NetworkConnectHangTest, DialWaitsForTheSynRetransmissionAfterTheWindow) {
+  struct Case {
+    Duration hang;
+    Duration dial_timeout;
+    const char* want;
+  };
+  const Case cases[] = {
+      {Ms(500), Sec(30), "connected@1002000us"},
+      {Sec(1), Sec(30), "connected@1002000us"},  // the window ends as the SYN goes again
+      {Ms(2500), Sec(30), "connected@3002000us"},
+      {Sec(20), Sec(60), "connected@31002000us"},
+      // Sarama's default Net.DialTimeout, 30 s, comes before the SYN at 31 s.
+      {Sec(20), Sec(30), "dial client->broker: i/o timeout@30000000us"},
+      {Sec(100), Sec(300), "dial client->broker: connect: connection timed out@127000000us"},
+      {Sec(50), Sec(300), "connected@63002000us"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.want);
+    World w;
+    Log log;
+    w.net.HangConnects(w.client, w.broker, Time() + c.hang);
+    EXPECT_TRUE(w.net.ConnectsHang(w.client, w.broker));
+    EXPECT_FALSE(w.net.ConnectsHang(w.broker, w.client));
+    w.sched.Go("dial", DialText(&w.sched, &w.net, w.client, w.broker,
+                                {.dial_timeout = c.dial_timeout}, &log));
+    EXPECT_EQ(w.sched.Run().outcome, Outcome::kAllDone);
+    EXPECT_THAT(log, ElementsAre(c.want));
+  }
+  World w;
+  Log log;
+  w.net.HangConnects(w.client, w.broker, Time() + Ms(1));
+  w.sched.Go("dial",
+             DialText(&w.sched, &w.net, w.client, w.broker, {.dial_timeout = Sec(30)}, &log));
+  w.sched.Go("late", DialLater(&w.sched, &w.net, w.client, w.broker, Ms(5), &log));
+  EXPECT_EQ(w.sched.Run().outcome, Outcome::kAllDone);
+  EXPECT_THAT(log, ElementsAre("connected@7000us", "connected@1002000us"));
+}
+
+Task<void> OpenThroughHang(Scheduler* s, Network* net, NodeId c, NodeId b, Log* log) {
+  Endpoint client, server;
+  co_await Connect(net, c, b, &client, &server);
+  s->Go("server", RecvLog(s, server, "server", log), {.daemon = true});
+  s->Go("hang", HangAt(net, c, b, s, Duration(), Sec(60)));
+  co_await s->Sleep(Ms(1));
+  EXPECT_TRUE(client.Send(M(1)));
+  co_await s->Sleep(Ms(5));
+}
+
+// Connections open when the SYNs start going unanswered carry on.
+TEST(NetworkConnectHangTest, OpenConnectionsAreNotAffected) {
+  World w;
+  Log log;
+  w.sched.Go("main", OpenThroughHang(&w.sched, &w.net, w.client, w.broker, &log));
+  EXPECT_EQ(w.sched.Run().outcome, Outcome::kAllDone);
+  EXPECT_THAT(log, ElementsAre("server got 1@4000us"));
+}
+
+// A hang applied while a dial waits for its SYN retransmission keeps it
+// waiting: each retransmission looks at the link as it is then.
+TEST(NetworkConnectHangTest, ALaterWindowKeepsTheDialWaiting) {
+  World w;
+  Log log;
+  w.net.HangConnects(w.client, w.broker, Time() + Ms(500));
+  w.sched.Go("hang", HangAt(&w.net, w.client, w.broker, &w.sched, Ms(900), Sec(5)));
+  w.sched.Go("dial",
+             DialText(&w.sched, &w.net, w.client, w.broker, {.dial_timeout = Sec(30)}, &log));
+  EXPECT_EQ(w.sched.Run().outcome, Outcome::kAllDone);
+  EXPECT_THAT(log, ElementsAre("connected@7002000us"));  // 0.9 s + 5 s ends before 7 s
+}
+
+// ---------------------------------------------------------------------------
 // Determinism, under faults and a random schedule.
 
 struct Counters {

@@ -1,0 +1,679 @@
+#include "checks/signature.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "sim/kafka/types.h"
+
+namespace checks {
+
+using sarama::ProducerStep;
+using sarama::StepKind;
+
+std::string Signature::Text() const {
+  return classified() ? absl::StrCat(mechanism, "@", function) : mechanism;
+}
+
+namespace {
+
+
+std::string At(sim::Time t) { return absl::StrCat("t=", t.ToString(), "s"); }
+
+std::string Ids(const std::vector<uint64_t>& ids) {
+  if (ids.empty()) return "-";
+  if (ids.size() <= 4) return absl::StrJoin(ids, ",");
+  return absl::StrCat(ids.front(), ",", ids[1], "..", ids.back(), " (", ids.size(), ")");
+}
+
+std::string SeqText(int16_t epoch, int32_t first_seq, size_t n) {
+  if (first_seq < 0) return "no sequence";
+  if (n <= 1) return absl::StrCat("epoch=", epoch, " seq=", first_seq);
+  return absl::StrCat("epoch=", epoch, " seq=", first_seq, "..",
+                      first_seq + static_cast<int32_t>(n) - 1);
+}
+
+std::string Where(const ProducerStep& s) { return absl::StrCat(s.topic, "/", s.partition); }
+
+std::string AnswerText(const ProducerStep& s) {
+  if (!s.error.empty()) return s.error;
+  return std::string(kafka::ErrorCodeName(s.code));
+}
+
+// One line per step, as the chain shows it.
+std::string StepText(const ProducerStep& s) {
+  const std::string msgs =
+      absl::StrCat(Where(s), " ids ", Ids(s.ids), " ", SeqText(s.epoch, s.first_seq, s.ids.size()));
+  switch (s.kind) {
+    case StepKind::kSend:
+      return absl::StrCat(At(s.at), " bridge sends Produce corr=", s.correlation_id, " to broker ",
+                          s.broker, ": ", msgs, s.retries > 0 ? absl::StrCat(" (retry ", s.retries, ")") : "");
+    case StepKind::kAnswer:
+      return absl::StrCat(At(s.at), " answer", s.correlation_id >= 0 ? absl::StrCat(" corr=", s.correlation_id) : "",
+                          " from broker ", s.broker, ": ", msgs, ": ", AnswerText(s));
+    case StepKind::kRetryBatch:
+      if (!s.error.empty()) {
+        return absl::StrCat(At(s.at), " retryBatch fails ", msgs, ": ", s.error);
+      }
+      return absl::StrCat(At(s.at), " retryBatch resends ", msgs, " to broker ", s.broker,
+                          " (retry ", s.retries, ")");
+    case StepKind::kRetryMessage:
+      return absl::StrCat(At(s.at), " retryMessage ", msgs, " (retry ", s.retries, "): ", s.error);
+    case StepKind::kEpochBump:
+      return absl::StrCat(At(s.at), " epoch bumped to ", s.epoch, " after id ", Ids(s.ids), " (",
+                          Where(s), ") failed: ", s.error);
+    case StepKind::kAssertion:
+      return absl::StrCat(At(s.at), " produceSet.add refuses ", msgs, ": ", s.error);
+    case StepKind::kFlushRetryBuffer:
+      return absl::StrCat(At(s.at), " flushRetryBuffers sends ", msgs);
+  }
+  return "?";
+}
+
+
+// ---------------------------------------------------------------------------
+// What the rules read: the steps in time order, the subject resolved to its
+// messages, and a chain under construction.
+
+struct Context {
+  const RunRecord& r;
+  const Violation& v;
+  std::vector<const ProducerStep*> steps;  // by time, stable
+  Subject subject;
+  const ProducerStep* subject_send = nullptr;  // an answer's subject: its request
+};
+
+bool Contains(const std::vector<uint64_t>& ids, uint64_t id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+bool Intersects(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
+  for (uint64_t id : a) {
+    if (Contains(b, id)) return true;
+  }
+  return false;
+}
+
+bool SamePartition(const ProducerStep& s, const Subject& subj) {
+  return s.topic == subj.topic && s.partition == subj.partition;
+}
+
+bool Failed(const ProducerStep& answer) {
+  return !answer.error.empty() || (answer.code != kafka::ErrorCode::NONE &&
+                                   answer.code != kafka::ErrorCode::DUPLICATE_SEQUENCE_NUMBER);
+}
+
+// The answer to a send: the same request's (broker, correlation id), or for
+// a transport error the first answer for the same messages after it.
+const ProducerStep* AnswerTo(const Context& c, const ProducerStep& send) {
+  for (const ProducerStep* s : c.steps) {
+    if (s->kind != StepKind::kAnswer || s->at < send.at || s->broker != send.broker ||
+        s->topic != send.topic || s->partition != send.partition) {
+      continue;
+    }
+    if (s->correlation_id == send.correlation_id || (s->correlation_id < 0 && s->ids == send.ids)) {
+      return s;
+    }
+  }
+  return nullptr;
+}
+
+Context MakeContext(const RunRecord& r, const Violation& v) {
+  Context c{r, v, {}, v.subject, nullptr};
+  for (const ProducerStep& s : r.producer.steps) c.steps.push_back(&s);
+  std::stable_sort(c.steps.begin(), c.steps.end(),
+                   [](const ProducerStep* a, const ProducerStep* b) { return a->at < b->at; });
+  // A broker's answer names a request: its messages are the subject's.
+  if (c.subject.correlation_id >= 0 && c.subject.ids.empty()) {
+    for (const ProducerStep* s : c.steps) {
+      if (s->at > c.subject.at) break;
+      if (s->kind == StepKind::kSend && s->broker == c.subject.broker &&
+          s->correlation_id == c.subject.correlation_id && SamePartition(*s, c.subject)) {
+        c.subject_send = s;
+      }
+    }
+    if (c.subject_send != nullptr) {
+      c.subject.ids = c.subject_send->ids;
+      c.subject.epoch = c.subject_send->epoch;
+      c.subject.sequence = c.subject_send->first_seq;
+    }
+  }
+  return c;
+}
+
+// The causal chain: lines with their times, sorted when done; the fault
+// that began it first, the violation last.
+class Chain {
+ public:
+  explicit Chain(const Context& c) : c_(c) {}
+  Chain& Step(const ProducerStep* s) {
+    if (s != nullptr) lines_.emplace_back(s->at, StepText(*s));
+    return *this;
+  }
+  Chain& Line(sim::Time at, std::string text) {
+    lines_.emplace_back(at, absl::StrCat(At(at), " ", text));
+    return *this;
+  }
+  Signature Done(std::string_view mechanism, std::string_view function) {
+    Signature sig;
+    sig.mechanism = std::string(mechanism);
+    sig.function = std::string(function);
+    // The last fault applied before the chain's first event (or, if none
+    // was, before its last: a chain that begins with the application's
+    // own call), in its place in time.
+    if (!lines_.empty()) {
+      sim::Time first = lines_.front().first, last = first;
+      for (const auto& [at, text] : lines_) {
+        first = std::min(first, at);
+        last = std::max(last, at);
+      }
+      const kafka::FaultEvent* fault = nullptr;
+      for (const sim::Time until : {first, last}) {
+        for (const kafka::FaultEvent& f : c_.r.kafka.faults) {
+          if (!f.healed && f.at <= until) fault = &f;
+        }
+        if (fault != nullptr) break;
+      }
+      if (fault != nullptr) {
+        lines_.emplace_back(fault->at, absl::StrCat(At(fault->at), " fault: ", fault->description));
+      }
+    }
+    std::stable_sort(lines_.begin(), lines_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [at, text] : lines_) {
+      if (sig.chain.empty() || sig.chain.back() != text) sig.chain.push_back(std::move(text));
+    }
+    const sim::Time at = c_.subject.at == sim::Time() ? c_.r.run.end_time : c_.subject.at;
+    sig.chain.push_back(absl::StrCat(At(at), " ", c_.v.check, ": ",
+                                     c_.v.witnesses.empty() ? c_.v.explanation : c_.v.witnesses[0]));
+    return sig;
+  }
+
+ private:
+  const Context& c_;
+  std::vector<std::pair<sim::Time, std::string>> lines_;
+};
+
+// The first send of messages `ids` at or after `from`.
+const ProducerStep* SendOf(const Context& c, const std::vector<uint64_t>& ids, sim::Time from,
+                           sim::Time until) {
+  for (const ProducerStep* s : c.steps) {
+    if (s->at > until) break;
+    if (s->kind == StepKind::kSend && s->at >= from && Intersects(s->ids, ids)) return s;
+  }
+  return nullptr;
+}
+
+// The last step of `kind` for message `id` before `until`.
+const ProducerStep* LastOf(const Context& c, StepKind kind, uint64_t id, sim::Time until) {
+  const ProducerStep* found = nullptr;
+  for (const ProducerStep* s : c.steps) {
+    if (s->at > until) break;
+    if (s->kind == kind && Contains(s->ids, id)) found = s;
+  }
+  return found;
+}
+
+bool AppendedByLeader(const RunRecord& r, uint64_t id, sim::Time until) {
+  for (const kafka::AppendEvent& a : r.kafka.appends) {
+    if (a.leader && a.at <= until && Contains(a.record_ids, id)) return true;
+  }
+  return false;
+}
+
+const ProducerStep* BumpAfter(const Context& c, sim::Time from, uint64_t cause) {
+  for (const ProducerStep* s : c.steps) {
+    if (s->kind == StepKind::kEpochBump && s->at >= from && Contains(s->ids, cause)) return s;
+  }
+  return nullptr;
+}
+
+using Rule = std::optional<Signature> (*)(const Context&);
+
+// mock-dropped-response: a mock fault dropped a response on an open
+// connection, so the next response carried another request's correlation
+// id (Broker.responseReceiver then fails every promise; what no real broker
+// does: fault_models/README.md).
+std::optional<Signature> MockDroppedResponse(const Context& c) {
+  for (const kafka::ResponseEvent& e : c.r.kafka.responses) {
+    if (e.fate != kafka::ResponseFate::kMockDropped || e.at > c.subject.at) continue;
+    Chain chain(c);
+    chain.Line(e.at, absl::StrCat("broker ", e.broker.value, " drops its answer to corr=",
+                                  e.correlation_id, " (mock.drop_response)"));
+    for (const ProducerStep* s : c.steps) {
+      if (s->kind == StepKind::kAnswer && s->at >= e.at && s->error.find("correlation ID") != std::string::npos) {
+        chain.Step(s);
+        break;
+      }
+    }
+    return chain.Done("mock-dropped-response", "Broker.responseReceiver");
+  }
+  return std::nullopt;
+}
+
+// close-during-retry: a batch the broker had written is being retried when
+// the application closes; sarama-main's retryBatch fails it with
+// ErrShuttingDown, returnError bumps the epoch, and what follows on the
+// partition is resent under the new epoch with its old sequences.
+std::optional<Signature> CloseDuringRetry(const Context& c) {
+  for (const ProducerStep* f : c.steps) {
+    if (f->at > c.subject.at) break;
+    if (f->kind != StepKind::kRetryBatch || f->error.empty()) continue;
+    bool written = false;
+    for (uint64_t id : f->ids) written = written || AppendedByLeader(c.r, id, f->at);
+    if (!written) continue;
+    const ProducerStep* bump = f->ids.empty() ? nullptr : BumpAfter(c, f->at, f->ids.front());
+    const bool linked = SamePartition(*f, c.subject) ||
+                        (bump != nullptr && c.subject.epoch >= bump->epoch);
+    if (!linked) continue;
+    Chain chain(c);
+    const ProducerStep* send = nullptr;
+    for (const ProducerStep* s : c.steps) {
+      if (s->at > f->at) break;
+      if (s->kind == StepKind::kSend && s->ids == f->ids) send = s;
+    }
+    if (send != nullptr) chain.Step(send).Step(AnswerTo(c, *send));
+    chain.Step(f).Step(bump);
+    if (c.subject_send != nullptr) chain.Step(c.subject_send);
+    return chain.Done("close-during-retry", "asyncProducer.retryBatch");
+  }
+  return std::nullopt;
+}
+
+// unsequenced-retry-flush: a message parked in a retry buffer before it had
+// a sequence number is flushed by partitionProducer.flushRetryBuffers
+// without one (v1.42.1): produceSet.add's assertion refuses it, or it goes
+// out under sequence 0, which another message of the epoch holds, and the
+// broker answers it as that message's duplicate.
+std::optional<Signature> UnsequencedRetryFlush(const Context& c) {
+  for (uint64_t id : c.subject.ids) {
+    const ProducerStep* flush = LastOf(c, StepKind::kFlushRetryBuffer, id, c.subject.at);
+    if (flush == nullptr || flush->first_seq >= 0) continue;
+    Chain chain(c);
+    // The retry that raised the partition's retry level.
+    for (const ProducerStep* s : c.steps) {
+      if (s->at > flush->at) break;
+      if (s->kind == StepKind::kRetryMessage && SamePartition(*s, c.subject)) {
+        chain.Step(s);
+        break;
+      }
+    }
+    chain.Step(flush);
+    chain.Step(LastOf(c, StepKind::kAssertion, id, c.subject.at));
+    const ProducerStep* send = LastOf(c, StepKind::kSend, id, c.subject.at);
+    if (send != nullptr && send->at >= flush->at) chain.Step(send).Step(AnswerTo(c, *send));
+    return chain.Done("unsequenced-retry-flush", "partitionProducer.flushRetryBuffers");
+  }
+  return std::nullopt;
+}
+
+// two-in-flight: with Net.MaxOpenRequests=1 a second request for the
+// partition went on the wire while the first was unanswered (Broker.
+// AsyncProduce hands the responseReceiver the first promise at once, so
+// the second write does not wait); the first failed, and the resends
+// reached the broker out of order.
+std::optional<Signature> TwoInFlight(const Context& c) {
+  if (c.r.max_open_requests != 1 || c.subject.ids.empty()) return std::nullopt;
+  for (const ProducerStep* a : c.steps) {
+    if (a->at > c.subject.at) break;
+    if (a->kind != StepKind::kSend || !SamePartition(*a, c.subject)) continue;
+    const ProducerStep* answer = AnswerTo(c, *a);
+    if (answer == nullptr || !Failed(*answer)) continue;
+    // The steps between the first's send and its answer, in order (a write
+    // at the instant the answer came, recorded before it, is on the wire).
+    for (const ProducerStep* b : c.steps) {
+      if (b == answer) break;
+      if (b == a || b->kind != StepKind::kSend || b->at < a->at || b->broker != a->broker ||
+          !SamePartition(*b, c.subject)) {
+        continue;
+      }
+      if (!Intersects(c.subject.ids, a->ids) && !Intersects(c.subject.ids, b->ids)) continue;
+      // The first one's failure comes before the violation, which is about
+      // what was sent after it (not that failure itself).
+      if (answer->at >= c.subject.at) continue;
+      if (c.subject_send != nullptr && c.subject_send->at <= answer->at) continue;
+      Chain chain(c);
+      chain.Step(a).Step(b).Step(answer).Step(AnswerTo(c, *b));
+      // The resends after the failure, up to the subject.
+      for (const ProducerStep* s : c.steps) {
+        if (s->at > c.subject.at) break;
+        if (s->at > answer->at && (s->kind == StepKind::kSend || s->kind == StepKind::kRetryBatch) &&
+            SamePartition(*s, c.subject) && (Intersects(s->ids, a->ids) || Intersects(s->ids, b->ids))) {
+          chain.Step(s);
+        }
+      }
+      const ProducerStep* refused = LastOf(c, StepKind::kAssertion, c.subject.ids.front(), c.subject.at);
+      chain.Step(refused);
+      return chain.Done("two-in-flight", "Broker.AsyncProduce");
+    }
+  }
+  return std::nullopt;
+}
+
+// The epoch of the message's first sequenced step: the epoch its sequence
+// number was given under.
+int16_t SequencedUnder(const Context& c, uint64_t id) {
+  for (const ProducerStep* s : c.steps) {
+    if (s->first_seq >= 0 && Contains(s->ids, id) && s->kind != StepKind::kEpochBump) return s->epoch;
+  }
+  return -1;
+}
+
+bool ResolvedBefore(const Context& c, uint64_t id, sim::Time t) {
+  for (const sarama::AckEvent& a : c.r.producer.acks) {
+    if (a.id == id && a.at < t) return true;
+  }
+  for (const sarama::ErrorEvent& e : c.r.producer.errors) {
+    if (e.id == id && e.at < t) return true;
+  }
+  return false;
+}
+
+// epoch-reset-in-flight: bumpIdempotentProducerEpoch (after one message's
+// failure) resets every partition's sequences while messages numbered
+// under the old epoch are still in flight or retrying; they go out again
+// with their old sequences (under either epoch) and the broker, or the
+// produceSet's assertion, refuses them.
+std::optional<Signature> EpochResetInFlight(const Context& c) {
+  const bool assertion = c.v.check == "no-producer-assertion";
+  // produceSet.add refuses a sequence below the batch's first: a message
+  // refused with sequence 0 of a bumped epoch was the first numbered under
+  // it, so the batch it joined began with one numbered under an older epoch.
+  if (assertion && !c.subject.ids.empty()) {
+    const ProducerStep* refused =
+        LastOf(c, StepKind::kAssertion, c.subject.ids.front(), c.subject.at);
+    if (refused != nullptr && refused->first_seq == 0 && refused->epoch > 0) {
+      const ProducerStep* bump = nullptr;
+      for (const ProducerStep* s : c.steps) {
+        if (s->at > refused->at) break;
+        if (s->kind == StepKind::kEpochBump && s->epoch == refused->epoch) bump = s;
+      }
+      if (bump != nullptr) {
+        Chain chain(c);
+        chain.Step(bump).Step(refused);
+        return chain.Done("epoch-reset-in-flight", "asyncProducer.bumpIdempotentProducerEpoch");
+      }
+    }
+  }
+  for (const ProducerStep* bump : c.steps) {
+    if (bump->at > c.subject.at) break;
+    if (bump->kind != StepKind::kEpochBump) continue;
+    // A message of the subject's partition numbered before the bump, alive
+    // across it, seen again after it: the subject itself, or (a produceSet
+    // assertion) one the refused message was batched behind.
+    for (const ProducerStep* s : c.steps) {
+      if (s->at > c.subject.at) break;
+      if (s->at < bump->at || s == bump || !SamePartition(*s, c.subject)) continue;
+      if (s->kind == StepKind::kEpochBump || s->kind == StepKind::kRetryMessage) continue;
+      for (uint64_t id : s->ids) {
+        const int16_t under = SequencedUnder(c, id);
+        if (under < 0 || under >= bump->epoch || ResolvedBefore(c, id, bump->at)) continue;
+        if (!Contains(c.subject.ids, id) && !assertion) continue;
+        Chain chain(c);
+        chain.Step(SendOf(c, {id}, sim::Time(), bump->at));
+        chain.Step(bump).Step(s);
+        if (c.subject_send != nullptr) chain.Step(c.subject_send);
+        if (assertion && !c.subject.ids.empty()) {
+          chain.Step(LastOf(c, StepKind::kAssertion, c.subject.ids.front(), c.subject.at));
+        }
+        return chain.Done("epoch-reset-in-flight", "asyncProducer.bumpIdempotentProducerEpoch");
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// regrouped-retry: messages of a batch the broker wrote (its answer lost)
+// come back one by one through retryMessages and the partitionProducer
+// regroups them; the resent batch's sequences overlap the written one's
+// without matching it, so Kafka answers OUT_OF_ORDER_SEQUENCE_NUMBER where
+// an exact resend would be a duplicate.
+std::optional<Signature> RegroupedRetry(const Context& c) {
+  if (c.subject_send == nullptr || c.subject.sequence < 0) return std::nullopt;
+  const int32_t first = c.subject.sequence;
+  const int32_t last = first + static_cast<int32_t>(c.subject.ids.size()) - 1;
+  for (const kafka::AppendEvent& a : c.r.kafka.appends) {
+    if (!a.leader || a.at > c.subject.at || a.tp.topic != c.subject.topic ||
+        a.tp.partition.value != c.subject.partition || a.epoch.value != c.subject.epoch) {
+      continue;
+    }
+    const bool overlaps = a.first_seq.value <= last && first <= a.last_seq.value;
+    const bool same = a.first_seq.value == first && a.last_seq.value == last;
+    if (!overlaps || same || !Intersects(a.record_ids, c.subject.ids)) continue;
+    const ProducerStep* retry = LastOf(c, StepKind::kRetryMessage, c.subject.ids.front(), c.subject.at);
+    if (retry == nullptr) continue;
+    Chain chain(c);
+    const ProducerStep* written = SendOf(c, a.record_ids, sim::Time(), a.at);
+    if (written != nullptr) chain.Step(written).Step(AnswerTo(c, *written));
+    chain.Line(a.at, absl::StrCat("broker ", a.broker.value, " has appended ", a.tp.ToString(),
+                                  " ids ", Ids(a.record_ids), " ",
+                                  SeqText(a.epoch.value, a.first_seq.value, a.record_ids.size())));
+    chain.Step(retry);
+    if (c.subject_send != nullptr) chain.Step(c.subject_send);
+    return chain.Done("regrouped-retry", "asyncProducer.retryMessages");
+  }
+  return std::nullopt;
+}
+
+// duplicate-of-other-acked: the broker answered DUPLICATE_SEQUENCE_NUMBER
+// for a batch whose (epoch, sequence) another message had been written
+// under, and handleSuccess reports the duplicate as written: the message is
+// acknowledged and lost.
+std::optional<Signature> DuplicateOfOtherAcked(const Context& c) {
+  if (c.v.check != "acked-are-durable" || c.subject.ids.size() < 2 || c.subject.sequence < 0) {
+    return std::nullopt;
+  }
+  const uint64_t id = c.subject.ids[0], held = c.subject.ids[1];
+  // The acknowledged message's last request, and the other message's
+  // append under the same epoch and sequence.
+  const ProducerStep* send = LastOf(c, StepKind::kSend, id, c.subject.at);
+  if (send == nullptr) return std::nullopt;
+  for (const kafka::AppendEvent& a : c.r.kafka.appends) {
+    if (!a.leader || a.at > c.subject.at || !Contains(a.record_ids, held) ||
+        a.epoch.value != send->epoch || a.first_seq.value > send->first_seq ||
+        send->first_seq > a.last_seq.value) {
+      continue;
+    }
+    Chain chain(c);
+    chain.Line(a.at, absl::StrCat("broker ", a.broker.value, " appends ", a.tp.ToString(), " ids ",
+                                  Ids(a.record_ids), " ",
+                                  SeqText(a.epoch.value, a.first_seq.value, a.record_ids.size())));
+    chain.Step(send).Step(AnswerTo(c, *send));
+    return chain.Done("duplicate-of-other-acked", "brokerProducer.handleSuccess");
+  }
+  return std::nullopt;
+}
+
+// retry-overtaken (idempotent): a later batch of the partition is written
+// while an earlier one, whose attempt failed, waits for its resend (1.42.1's
+// retryBatch resends each batch from its own goroutine, so they race; a
+// transport error sends them through retryMessages): the broker sees the
+// sequences out of order, or acknowledges them out of order. When the
+// earlier attempt and one of the later batch's were on the wire together
+// (MaxOpenRequests=1 notwithstanding), it is two-in-flight.
+std::optional<Signature> ResendOvertaken(const Context& c) {
+  const ProducerStep* b = c.subject_send;
+  if (b == nullptr && !c.subject.ids.empty()) {
+    b = LastOf(c, StepKind::kSend, c.subject.ids.front(), c.subject.at);
+  }
+  if (b == nullptr || b->first_seq < 0) return std::nullopt;
+  const auto index = [&](const ProducerStep* s) {
+    return std::find(c.steps.begin(), c.steps.end(), s) - c.steps.begin();
+  };
+  const auto b_at = index(b);
+  for (auto i = decltype(b_at){0}; i < b_at; ++i) {
+    const ProducerStep* a = c.steps[static_cast<size_t>(i)];
+    if (a->kind != StepKind::kSend || a->topic != b->topic || a->partition != b->partition ||
+        a->epoch != b->epoch || a->first_seq < 0 ||
+        a->first_seq + static_cast<int32_t>(a->ids.size()) - 1 >= b->first_seq) {
+      continue;
+    }
+    const ProducerStep* answer = AnswerTo(c, *a);
+    if (answer == nullptr || !Failed(*answer) || index(answer) > b_at) continue;
+    if (ResolvedBefore(c, a->ids.front(), b->at)) continue;
+    // Was an attempt of the later batch on the wire with the failed one?
+    const ProducerStep* together = nullptr;
+    for (auto j = i + 1; j < index(answer); ++j) {
+      const ProducerStep* s = c.steps[static_cast<size_t>(j)];
+      if (s->kind == StepKind::kSend && s->broker == a->broker && Intersects(s->ids, b->ids)) {
+        together = s;
+        break;
+      }
+    }
+    Chain chain(c);
+    chain.Step(a).Step(together).Step(answer);
+    const ProducerStep* via = LastOf(c, StepKind::kRetryBatch, b->ids.front(), b->at);
+    if (via != nullptr && via->at < answer->at) via = nullptr;
+    chain.Step(via).Step(b);
+    if (together != nullptr) return chain.Done("two-in-flight", "Broker.AsyncProduce");
+    return chain.Done("retry-overtaken",
+                      via != nullptr ? "asyncProducer.retryBatch" : "asyncProducer.retryMessages");
+  }
+  return std::nullopt;
+}
+
+// retry-overtaken: without idempotence, a message whose request failed is
+// retried (retryMessages, through the partitionProducer) after a message
+// produced later was written: the log's order is not the produce order.
+std::optional<Signature> RetryOvertaken(const Context& c) {
+  if (c.v.check != "per-partition-order" || c.subject.ids.size() < 2) return std::nullopt;
+  const uint64_t early = c.subject.ids[0], late = c.subject.ids[1];
+  const ProducerStep* retry = LastOf(c, StepKind::kRetryMessage, early, c.subject.at);
+  const ProducerStep* late_send = LastOf(c, StepKind::kSend, late, c.subject.at);
+  if (retry == nullptr || late_send == nullptr) return std::nullopt;
+  const ProducerStep* first = SendOf(c, {early}, sim::Time(), retry->at);
+  Chain chain(c);
+  if (first != nullptr) chain.Step(first).Step(AnswerTo(c, *first));
+  chain.Step(retry).Step(late_send).Step(LastOf(c, StepKind::kSend, early, c.subject.at));
+  return chain.Done("retry-overtaken", "asyncProducer.retryMessages");
+}
+
+// close-hang: Close did not return; a request the producer wrote was never
+// answered, and nothing gave up on it.
+std::optional<Signature> CloseHang(const Context& c) {
+  if (c.v.check != "liveness" || !c.r.close_called_at || c.r.close_returned_at) return std::nullopt;
+  for (const ProducerStep* s : c.steps) {
+    if (s->kind != StepKind::kSend) continue;
+    if (AnswerTo(c, *s) != nullptr) continue;
+    Chain chain(c);
+    chain.Step(s).Line(*c.r.close_called_at, "the application calls Close");
+    return chain.Done("close-hang", "Broker.responseReceiver");
+  }
+  return std::nullopt;
+}
+
+// retry-without-backoff: the retry-pacing check's subject, the message's
+// two attempts too close together; the function that resent it.
+std::optional<Signature> RetryWithoutBackoff(const Context& c) {
+  if (c.v.check != "retry-pacing" || c.subject.ids.empty()) return std::nullopt;
+  const uint64_t id = c.subject.ids.front();
+  const ProducerStep* resend = LastOf(c, StepKind::kSend, id, c.subject.at);
+  if (resend == nullptr) return std::nullopt;
+  const ProducerStep* before = nullptr;
+  for (const ProducerStep* s : c.steps) {
+    if (s->at >= resend->at) break;
+    if (s->kind == StepKind::kSend && Contains(s->ids, id)) before = s;
+  }
+  // The retry that came too soon: the resend's, or (retries exhausted) one
+  // after the last send whose own attempt never got on the wire.
+  const ProducerStep* batch = LastOf(c, StepKind::kRetryBatch, id, c.subject.at);
+  const bool by_batch = batch != nullptr && (before == nullptr || batch->at >= before->at);
+  Chain chain(c);
+  if (before != nullptr) chain.Step(before).Step(AnswerTo(c, *before));
+  chain.Step(by_batch ? batch : LastOf(c, StepKind::kRetryMessage, id, c.subject.at));
+  chain.Step(resend).Step(AnswerTo(c, *resend));
+  return chain.Done("retry-without-backoff",
+                    by_batch ? "asyncProducer.retryBatch" : "partitionProducer.dispatch");
+}
+
+// sequence-desync-fatal (a real client, wire mode): the broker answered
+// OUT_OF_ORDER_SEQUENCE_NUMBER, and the client then declared itself
+// unusable with librdkafka's idempotence desynchronisation error
+// (rd_kafka_handle_idempotent_Produce_error: "rewound sequence number" or
+// "sequence desynchronization"), where recovering (an epoch bump) was open
+// to it: confluentinc/librdkafka#4438 before 2.3.0.
+std::optional<Signature> SequenceDesyncFatal(const Context& c) {
+  if (c.v.check != "no-fatal-error" || !c.r.client.has_value()) return std::nullopt;
+  const std::string& fatal = c.r.client->fatal_errors.empty() ? std::string()
+                                                             : c.r.client->fatal_errors.front();
+  if (fatal.find("rewound sequence") == std::string::npos &&
+      fatal.find("desynchroniz") == std::string::npos) {
+    return std::nullopt;
+  }
+  for (const kafka::ResponseEvent& e : c.r.kafka.responses) {
+    if (e.error != kafka::ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER || e.at > c.subject.at) continue;
+    Chain chain(c);
+    chain.Line(e.at, absl::StrCat("broker ", e.broker.value, " answers corr=", e.correlation_id,
+                                  " ", e.tp.ToString(), " OUT_OF_ORDER_SEQUENCE_NUMBER"));
+    return chain.Done("sequence-desync-fatal", "rd_kafka_handle_idempotent_Produce_error");
+  }
+  return std::nullopt;
+}
+
+constexpr Rule kRules[] = {
+    &SequenceDesyncFatal,
+    &MockDroppedResponse,   &CloseHang,      &RetryWithoutBackoff, &CloseDuringRetry,
+    &UnsequencedRetryFlush, &RetryOvertaken, &TwoInFlight,         &RegroupedRetry,
+    &EpochResetInFlight,    &DuplicateOfOtherAcked, &ResendOvertaken,
+};
+
+}  // namespace
+
+Signature Classify(const RunRecord& r, const Violation& decisive) {
+  const Context c = MakeContext(r, decisive);
+  for (Rule rule : kRules) {
+    if (std::optional<Signature> sig = rule(c)) return *std::move(sig);
+  }
+  Signature none;
+  none.chain.push_back(absl::StrCat(At(c.subject.at), " ", decisive.check, ": ",
+                                    decisive.witnesses.empty() ? decisive.explanation
+                                                               : decisive.witnesses[0]));
+  return none;
+}
+
+std::vector<MechanismInfo> Mechanisms() {
+  return {
+      {"sequence-desync-fatal", "rd_kafka_handle_idempotent_Produce_error",
+       "a real client's fatal idempotence error after an OUT_OF_ORDER answer (librdkafka #4438)",
+       true},
+      {"mock-dropped-response", "Broker.responseReceiver",
+       "a mock fault dropped a response on an open connection; the next answer's correlation id "
+       "did not match"},
+      {"close-hang", "Broker.responseReceiver",
+       "Close did not return: a request the producer wrote was never answered and nothing gave up"},
+      {"retry-without-backoff", "asyncProducer.retryBatch | partitionProducer.dispatch",
+       "a message resent sooner than Retry.Backoff after its previous attempt"},
+      {"close-during-retry", "asyncProducer.retryBatch",
+       "shutdown fails a written batch that was being retried; the epoch bump then resets the "
+       "partition's sequences under messages still retrying"},
+      {"unsequenced-retry-flush", "partitionProducer.flushRetryBuffers",
+       "a message parked during a retry is flushed without a sequence number; produceSet.add's "
+       "assertion refuses it"},
+      {"retry-overtaken", "asyncProducer.retryMessages | asyncProducer.retryBatch",
+       "a failed message or batch is resent after a later one of its partition was written"},
+      {"two-in-flight", "Broker.AsyncProduce",
+       "with MaxOpenRequests=1 two requests of a partition were on the wire; the first failed and "
+       "the resends went out of order"},
+      {"regrouped-retry", "asyncProducer.retryMessages",
+       "retried messages regrouped into a batch that overlaps the written one without matching "
+       "it: OUT_OF_ORDER instead of a duplicate"},
+      {"epoch-reset-in-flight", "asyncProducer.bumpIdempotentProducerEpoch",
+       "an epoch bump resets the sequences while messages numbered under the old epoch are in "
+       "flight or retrying"},
+      {"duplicate-of-other-acked", "brokerProducer.handleSuccess",
+       "DUPLICATE_SEQUENCE_NUMBER for sequences another message was written under, reported as "
+       "written: acknowledged and lost"},
+  };
+}
+
+std::string DebugSteps(const RunRecord& r) {
+  std::string out;
+  for (const ProducerStep& s : r.producer.steps) absl::StrAppend(&out, StepText(s), "\n");
+  return out;
+}
+
+}  // namespace checks
