@@ -34,6 +34,12 @@ expect 64 "no scenario file" -- run
 expect 64 "bad explore flag '--jobs=0'" -- explore --base="$src/known/sarama-2803-assertion.toml" --runs=1 --jobs=0
 expect 64 "bad explore flag '--jobs=two'" -- explore --base="$src/known/sarama-2803-assertion.toml" --runs=1 --jobs=two
 expect 64 "bad bench flag '--max-messages=0'" -- bench --scaling --max-messages=0
+expect 66 "none: not a directory" -- explore --base="$src/known/sarama-2803-assertion.toml" --runs=1 --known="$dir/none"
+expect 64 "bad explore flag '--known='" -- explore --base="$src/known/sarama-2803-assertion.toml" --runs=1 --known=
+printf 'seed = 1\n[producer]\ntest_defect = "no-backoff"\n' > "$dir/defect.toml"
+expect 65 "defect.toml:3:15:" -- run "$dir/defect.toml"
+printf 'seed = 1\n[checks]\nretry_pacing = 1\n' > "$dir/pacing.toml"
+expect 65 "pacing.toml:3:16:" -- run "$dir/pacing.toml"
 printf 'seed = 1\n[schedule]\npolicy = "pct"\ntape = "00ff"\n' > "$dir/tape_pct.toml"
 printf 'seed = 1\n[schedule]\ntape = "0g"\n' > "$dir/tape_hex.toml"
 printf 'seed = 1\n[schedule]\ntape = "abc"\n' > "$dir/tape_odd.toml"
