@@ -88,7 +88,6 @@ class Witnesses {
   std::vector<std::string> kept_;
 };
 
-// Takes the witnesses out of `w`.
 // The subject of an acknowledgement.
 Subject AckSubject(const sarama::AckEvent& ack) {
   Subject s;
@@ -103,6 +102,7 @@ Subject AckSubject(const sarama::AckEvent& ack) {
   return s;
 }
 
+// Takes the witnesses out of `w`.
 Violation MakeViolation(std::string_view check, std::string explanation, Witnesses& w,
                         Subject subject = {}) {
   PRODSIM_ASSERT(!w.empty());
@@ -150,7 +150,6 @@ std::string BatchText(const kafka::History& h, const TopicPartition& tp, const L
   return absl::StrCat(out, AppendedText(h, tp, e));
 }
 
-// "t/0 offset=9 (pid=1 epoch=0 seq=3 appended t=1.2s)": record `i` of `e`.
 // The subject of a batch of a final log: when a leader appended it.
 Subject EntrySubject(const kafka::History& h, const TopicPartition& tp, const LogEntry& e) {
   Subject s;
@@ -163,6 +162,7 @@ Subject EntrySubject(const kafka::History& h, const TopicPartition& tp, const Lo
   return s;
 }
 
+// "t/0 offset=9 (pid=1 epoch=0 seq=3 appended t=1.2s)": record `i` of `e`.
 std::string RecordText(const kafka::History& h, const TopicPartition& tp, const LogEntry& e,
                        size_t i) {
   const int64_t offset = e.base_offset.value + static_cast<int64_t>(i);
@@ -332,8 +332,7 @@ class LogSequencesContiguous final : public Check {
 
  private:
   static void CheckPartition(const kafka::History& h, const TopicPartition& tp,
-                             const std::vector<LogEntry>& entries, Witnesses& w,
-                             Subject* subject) {
+                             const std::vector<LogEntry>& entries, Witnesses& w, Subject* subject) {
     // The first offending batch is the subject.
     auto offend = [&](const LogEntry& e) {
       if (w.empty()) *subject = EntrySubject(h, tp, e);
@@ -466,8 +465,8 @@ class PerPartitionOrder final : public Check {
 
   static void CheckPartition(const RunRecord& r, const ProducedIndex& index,
                              const TopicPartition& tp, const std::vector<LogEntry>& entries,
-                             size_t partition_number, std::vector<size_t>& placed_in,
-                             Witnesses& w, Subject* subject) {
+                             size_t partition_number, std::vector<size_t>& placed_in, Witnesses& w,
+                             Subject* subject) {
     std::optional<Seen> prev;
     for (const LogEntry& e : entries) {
       for (size_t i = 0; i < e.record_ids.size(); ++i) {
@@ -732,14 +731,11 @@ class NoBrokerSequenceError final : public Check {
         continue;
       }
       if (w.empty()) {
-        subject = Subject{.at = resp.at,
-                          .topic = resp.tp.topic,
-                          .partition = resp.tp.partition.value,
-                          .ids = {},
-                          .broker = resp.broker.value,
-                          .correlation_id = resp.correlation_id,
-                          .epoch = -1,
-                          .sequence = -1};
+        subject.at = resp.at;
+        subject.topic = resp.tp.topic;
+        subject.partition = resp.tp.partition.value;
+        subject.broker = resp.broker.value;
+        subject.correlation_id = resp.correlation_id;
       }
       w.Add([&] {
         return absl::StrCat(At(resp.at), " broker=", resp.broker.value, " ",
@@ -776,10 +772,9 @@ class NoFatalError final : public Check {
     for (const std::string& f : r.client->fatal_errors) w.Add([&] { return f; });
     Subject subject;
     subject.at = r.client->first_fatal_at.value_or(r.run.end_time);
-    return MakeViolation(name(),
-                         absl::StrCat("the client raised a fatal error: ",
-                                      r.client->fatal_errors.front()),
-                         w, std::move(subject));
+    return MakeViolation(
+        name(), absl::StrCat("the client raised a fatal error: ", r.client->fatal_errors.front()),
+        w, std::move(subject));
   }
 };
 
@@ -1025,13 +1020,9 @@ class RetryPacing final : public Check {
     const sim::Duration backoff = *r.retry_backoff;
     // Each message's attempts, in the order they were written.
     absl::btree_map<uint64_t, std::vector<const sarama::ProducerStep*>> attempts;
-    for (const sarama::ProducerStep& s : r.producer.steps) {
-      if (s.kind != sarama::StepKind::kSend) continue;
-      for (uint64_t id : s.ids) attempts[id].push_back(&s);
-    }
-    for (auto& [id, list] : attempts) {
-      std::stable_sort(list.begin(), list.end(),
-                       [](const auto* a, const auto* b) { return a->at < b->at; });
+    for (const sarama::ProducerStep* s : sarama::StepsInTimeOrder(r.producer)) {
+      if (s->kind != sarama::StepKind::kSend) continue;
+      for (uint64_t id : s->ids) attempts[id].push_back(s);
     }
     Witnesses w;
     Subject subject;

@@ -120,8 +120,8 @@ TEST(Registry, NamesInFixedOrder) {
   EXPECT_THAT(names,
               ElementsAre("acked-batches-in-order", "log-sequences-contiguous", "no-duplicates",
                           "per-partition-order", "acked-are-durable", "every-message-one-outcome",
-                          "no-producer-assertion", "no-broker-sequence-error", "retry-pacing", "no-fatal-error",
-                          "client-crashed", "client-exited-early", "client-hung",
+                          "no-producer-assertion", "no-broker-sequence-error", "retry-pacing",
+                          "no-fatal-error", "client-crashed", "client-exited-early", "client-hung",
                           "client-output-garbage", "client-malformed-frame", "liveness"));
   for (const std::string& n : names) {
     ASSERT_NE(FindCheck(n), nullptr);

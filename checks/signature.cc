@@ -21,7 +21,6 @@ std::string Signature::Text() const {
 
 namespace {
 
-
 std::string At(sim::Time t) { return absl::StrCat("t=", t.ToString(), "s"); }
 
 std::string Ids(const std::vector<uint64_t>& ids) {
@@ -51,9 +50,11 @@ std::string StepText(const ProducerStep& s) {
   switch (s.kind) {
     case StepKind::kSend:
       return absl::StrCat(At(s.at), " bridge sends Produce corr=", s.correlation_id, " to broker ",
-                          s.broker, ": ", msgs, s.retries > 0 ? absl::StrCat(" (retry ", s.retries, ")") : "");
+                          s.broker, ": ", msgs,
+                          s.retries > 0 ? absl::StrCat(" (retry ", s.retries, ")") : "");
     case StepKind::kAnswer:
-      return absl::StrCat(At(s.at), " answer", s.correlation_id >= 0 ? absl::StrCat(" corr=", s.correlation_id) : "",
+      return absl::StrCat(At(s.at), " answer",
+                          s.correlation_id >= 0 ? absl::StrCat(" corr=", s.correlation_id) : "",
                           " from broker ", s.broker, ": ", msgs, ": ", AnswerText(s));
     case StepKind::kRetryBatch:
       if (!s.error.empty()) {
@@ -73,7 +74,6 @@ std::string StepText(const ProducerStep& s) {
   }
   return "?";
 }
-
 
 // ---------------------------------------------------------------------------
 // What the rules read: the steps in time order, the subject resolved to its
@@ -123,10 +123,7 @@ const ProducerStep* AnswerTo(const Context& c, const ProducerStep& send) {
 }
 
 Context MakeContext(const RunRecord& r, const Violation& v) {
-  Context c{r, v, {}, v.subject, nullptr};
-  for (const ProducerStep& s : r.producer.steps) c.steps.push_back(&s);
-  std::stable_sort(c.steps.begin(), c.steps.end(),
-                   [](const ProducerStep* a, const ProducerStep* b) { return a->at < b->at; });
+  Context c{r, v, sarama::StepsInTimeOrder(r.producer), v.subject, nullptr};
   // A broker's answer names a request: its messages are the subject's.
   if (c.subject.correlation_id >= 0 && c.subject.ids.empty()) {
     for (const ProducerStep* s : c.steps) {
@@ -188,8 +185,9 @@ class Chain {
       if (sig.chain.empty() || sig.chain.back() != text) sig.chain.push_back(std::move(text));
     }
     const sim::Time at = c_.subject.at == sim::Time() ? c_.r.run.end_time : c_.subject.at;
-    sig.chain.push_back(absl::StrCat(At(at), " ", c_.v.check, ": ",
-                                     c_.v.witnesses.empty() ? c_.v.explanation : c_.v.witnesses[0]));
+    sig.chain.push_back(
+        absl::StrCat(At(at), " ", c_.v.check, ": ",
+                     c_.v.witnesses.empty() ? c_.v.explanation : c_.v.witnesses[0]));
     return sig;
   }
 
@@ -245,7 +243,8 @@ std::optional<Signature> MockDroppedResponse(const Context& c) {
     chain.Line(e.at, absl::StrCat("broker ", e.broker.value, " drops its answer to corr=",
                                   e.correlation_id, " (mock.drop_response)"));
     for (const ProducerStep* s : c.steps) {
-      if (s->kind == StepKind::kAnswer && s->at >= e.at && s->error.find("correlation ID") != std::string::npos) {
+      if (s->kind == StepKind::kAnswer && s->at >= e.at &&
+          s->error.find("correlation ID") != std::string::npos) {
         chain.Step(s);
         break;
       }
@@ -267,8 +266,8 @@ std::optional<Signature> CloseDuringRetry(const Context& c) {
     for (uint64_t id : f->ids) written = written || AppendedByLeader(c.r, id, f->at);
     if (!written) continue;
     const ProducerStep* bump = f->ids.empty() ? nullptr : BumpAfter(c, f->at, f->ids.front());
-    const bool linked = SamePartition(*f, c.subject) ||
-                        (bump != nullptr && c.subject.epoch >= bump->epoch);
+    const bool linked =
+        SamePartition(*f, c.subject) || (bump != nullptr && c.subject.epoch >= bump->epoch);
     if (!linked) continue;
     Chain chain(c);
     const ProducerStep* send = nullptr;
@@ -341,12 +340,15 @@ std::optional<Signature> TwoInFlight(const Context& c) {
       // The resends after the failure, up to the subject.
       for (const ProducerStep* s : c.steps) {
         if (s->at > c.subject.at) break;
-        if (s->at > answer->at && (s->kind == StepKind::kSend || s->kind == StepKind::kRetryBatch) &&
-            SamePartition(*s, c.subject) && (Intersects(s->ids, a->ids) || Intersects(s->ids, b->ids))) {
+        if (s->at > answer->at &&
+            (s->kind == StepKind::kSend || s->kind == StepKind::kRetryBatch) &&
+            SamePartition(*s, c.subject) &&
+            (Intersects(s->ids, a->ids) || Intersects(s->ids, b->ids))) {
           chain.Step(s);
         }
       }
-      const ProducerStep* refused = LastOf(c, StepKind::kAssertion, c.subject.ids.front(), c.subject.at);
+      const ProducerStep* refused =
+          LastOf(c, StepKind::kAssertion, c.subject.ids.front(), c.subject.at);
       chain.Step(refused);
       return chain.Done("two-in-flight", "Broker.AsyncProduce");
     }
@@ -358,7 +360,8 @@ std::optional<Signature> TwoInFlight(const Context& c) {
 // number was given under.
 int16_t SequencedUnder(const Context& c, uint64_t id) {
   for (const ProducerStep* s : c.steps) {
-    if (s->first_seq >= 0 && Contains(s->ids, id) && s->kind != StepKind::kEpochBump) return s->epoch;
+    if (s->first_seq >= 0 && Contains(s->ids, id) && s->kind != StepKind::kEpochBump)
+      return s->epoch;
   }
   return -1;
 }
@@ -444,7 +447,8 @@ std::optional<Signature> RegroupedRetry(const Context& c) {
     const bool overlaps = a.first_seq.value <= last && first <= a.last_seq.value;
     const bool same = a.first_seq.value == first && a.last_seq.value == last;
     if (!overlaps || same || !Intersects(a.record_ids, c.subject.ids)) continue;
-    const ProducerStep* retry = LastOf(c, StepKind::kRetryMessage, c.subject.ids.front(), c.subject.at);
+    const ProducerStep* retry =
+        LastOf(c, StepKind::kRetryMessage, c.subject.ids.front(), c.subject.at);
     if (retry == nullptr) continue;
     Chain chain(c);
     const ProducerStep* written = SendOf(c, a.record_ids, sim::Time(), a.at);
@@ -598,8 +602,8 @@ std::optional<Signature> RetryWithoutBackoff(const Context& c) {
 // to it: confluentinc/librdkafka#4438 before 2.3.0.
 std::optional<Signature> SequenceDesyncFatal(const Context& c) {
   if (c.v.check != "no-fatal-error" || !c.r.client.has_value()) return std::nullopt;
-  const std::string& fatal = c.r.client->fatal_errors.empty() ? std::string()
-                                                             : c.r.client->fatal_errors.front();
+  const std::string& fatal =
+      c.r.client->fatal_errors.empty() ? std::string() : c.r.client->fatal_errors.front();
   if (fatal.find("rewound sequence") == std::string::npos &&
       fatal.find("desynchroniz") == std::string::npos) {
     return std::nullopt;
@@ -615,10 +619,10 @@ std::optional<Signature> SequenceDesyncFatal(const Context& c) {
 }
 
 constexpr Rule kRules[] = {
-    &SequenceDesyncFatal,
-    &MockDroppedResponse,   &CloseHang,      &RetryWithoutBackoff, &CloseDuringRetry,
-    &UnsequencedRetryFlush, &RetryOvertaken, &TwoInFlight,         &RegroupedRetry,
-    &EpochResetInFlight,    &DuplicateOfOtherAcked, &ResendOvertaken,
+    &SequenceDesyncFatal, &MockDroppedResponse,   &CloseHang,
+    &RetryWithoutBackoff, &CloseDuringRetry,      &UnsequencedRetryFlush,
+    &RetryOvertaken,      &TwoInFlight,           &RegroupedRetry,
+    &EpochResetInFlight,  &DuplicateOfOtherAcked, &ResendOvertaken,
 };
 
 }  // namespace
@@ -629,9 +633,9 @@ Signature Classify(const RunRecord& r, const Violation& decisive) {
     if (std::optional<Signature> sig = rule(c)) return *std::move(sig);
   }
   Signature none;
-  none.chain.push_back(absl::StrCat(At(c.subject.at), " ", decisive.check, ": ",
-                                    decisive.witnesses.empty() ? decisive.explanation
-                                                               : decisive.witnesses[0]));
+  none.chain.push_back(
+      absl::StrCat(At(c.subject.at), " ", decisive.check, ": ",
+                   decisive.witnesses.empty() ? decisive.explanation : decisive.witnesses[0]));
   return none;
 }
 

@@ -324,8 +324,8 @@ int ParseExploreArgs(int argc, char** argv, ExploreArgs* a) {
     std::string arg = argv[i];
     std::string value;
     const size_t eq = arg.find('=');
-    const bool needs_value = arg != "--keep-going" && arg != "--help" &&
-                             arg != "--mock-faults" && arg != "--no-shrink";
+    const bool needs_value =
+        arg != "--keep-going" && arg != "--help" && arg != "--mock-faults" && arg != "--no-shrink";
     if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
@@ -500,10 +500,11 @@ int Explore(int argc, char** argv) {
           ++failures[run.name];
           const bool is_known = known.contains(run.signature);
           if (!is_known) ++found_new;
+          const char* mark = known.empty() ? "" : is_known ? " (known)" : " (new)";
           Group& g = groups[run.signature];
           if (g.count++ == 0) g.first_seed = run.seed;
           std::printf("found: seed %llu: %s%s\n", static_cast<unsigned long long>(run.seed),
-                      run.text.c_str(), known.empty() ? "" : is_known ? " (known)" : " (new)");
+                      run.text.c_str(), mark);
           if (!a.out.empty()) {
             std::ofstream f(run.path);
             f << run.file;

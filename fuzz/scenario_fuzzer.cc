@@ -79,6 +79,15 @@ int32_t EnvCount(const char* name, int32_t fallback, std::string* flags, const c
   return n;
 }
 
+// "acked-batches-in-order, ..., liveness": every check's name, for errors.
+std::string CheckNames() {
+  std::string known;
+  for (const auto& c : checks::AllChecks()) {
+    absl::StrAppend(&known, known.empty() ? "" : ", ", std::string(c->name()));
+  }
+  return known;
+}
+
 Ignore EnvIgnore(const char* name) {
   Ignore out;
   const std::string text = Env(name);
@@ -93,11 +102,10 @@ Ignore EnvIgnore(const char* name) {
     } else if (mechanisms.contains(mechanism)) {
       (entry.find('@') == std::string::npos ? out.mechanisms : out.signatures).insert(entry);
     } else {
-      std::string known;
-      for (const auto& c : checks::AllChecks()) absl::StrAppend(&known, known.empty() ? "" : ", ", std::string(c->name()));
+      std::string known = CheckNames();
       for (const std::string& m : mechanisms) absl::StrAppend(&known, ", ", m);
-      Fail(absl::StrCat(name, ": '", entry, "' is neither a check nor a signature's mechanism (known: ",
-                        known, ")"));
+      Fail(absl::StrCat(name, ": '", entry,
+                        "' is neither a check nor a signature's mechanism (known: ", known, ")"));
     }
   }
   return out;
@@ -110,9 +118,7 @@ std::set<std::string> EnvChecks(const char* name) {
   for (const absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
     const std::string check(absl::StripAsciiWhitespace(part));
     if (checks::FindCheck(check) == nullptr) {
-      std::string known;
-      for (const auto& c : checks::AllChecks()) absl::StrAppend(&known, known.empty() ? "" : ", ", std::string(c->name()));
-      Fail(absl::StrCat(name, ": unknown check '", check, "' (known: ", known, ")"));
+      Fail(absl::StrCat(name, ": unknown check '", check, "' (known: ", CheckNames(), ")"));
     }
     out.insert(check);
   }
@@ -123,9 +129,8 @@ std::set<std::string> EnvChecks(const char* name) {
 bool IsFinding(const scenarios::RunOutput& out) {
   if (out.verdict == scenarios::Verdict::kHarnessError) return true;
   // A known mechanism is not a finding, whichever checks it trips.
-  if (out.signature.classified() &&
-      (setup->ignore.signatures.contains(out.signature.Text()) ||
-       setup->ignore.mechanisms.contains(out.signature.mechanism))) {
+  if (out.signature.classified() && (setup->ignore.signatures.contains(out.signature.Text()) ||
+                                     setup->ignore.mechanisms.contains(out.signature.mechanism))) {
     return false;
   }
   for (const checks::Violation& v : out.violations) {

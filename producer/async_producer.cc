@@ -52,12 +52,16 @@ MessagePtr ControlMessage(const std::string& topic, int32_t partition, int8_t fl
   return m;
 }
 
-Duration RetryBackoff(const Config& conf, int retries) {
+Duration PlainRetryBackoff(const Config& conf) {
   if (conf.test_defects.no_retry_backoff) return Duration();  // the test-only defect, not Sarama
-  if (conf.producer.retry.backoff_func) {
+  return conf.producer.retry.backoff;
+}
+
+Duration RetryBackoff(const Config& conf, int retries) {
+  if (conf.producer.retry.backoff_func && !conf.test_defects.no_retry_backoff) {
     return conf.producer.retry.backoff_func(retries, conf.producer.retry.max);
   }
-  return conf.producer.retry.backoff;
+  return PlainRetryBackoff(conf);
 }
 
 namespace {
@@ -425,9 +429,7 @@ sim::Task<void> PartitionDispatch(PartitionProducerPtr pp) {
       if (which == 0) {
         co_await p->UnrefBrokerProducer(pp->leader, pp->broker_producer);
         pp->broker_producer = nullptr;
-        co_await p->sched().Sleep(p->conf.test_defects.no_retry_backoff
-                                      ? Duration()
-                                      : p->conf.producer.retry.backoff);
+        co_await p->sched().Sleep(PlainRetryBackoff(p->conf));
       }
     }
     if (msg->retries > pp->high_watermark) {
@@ -667,7 +669,8 @@ sim::Task<void> RetryBatch(StatePtr p, std::string topic, int32_t partition, Par
                                 " n=", pset->msgs.size(), " straight to bridge of broker#",
                                 l->ID());
           });
-  ProducerStep step = AsyncProducer::State::BatchStep(StepKind::kRetryBatch, topic, partition, *pset);
+  ProducerStep step =
+      AsyncProducer::State::BatchStep(StepKind::kRetryBatch, topic, partition, *pset);
   step.broker = leader->ID();
   p->Step(std::move(step));
   // Straight to the broker producer's bridge, past its run loop.
@@ -700,8 +703,8 @@ void RecordAnswers(const AsyncProducer::State& p, int32_t broker, const ProduceS
                    const kafka::ProduceResponse* res, const Error& err) {
   if (p.env.history == nullptr) return;
   for (const ProduceSet::Entry& e : set.SortedPartitions()) {
-    ProducerStep step = AsyncProducer::State::BatchStep(StepKind::kAnswer, e.topic, e.partition,
-                                                        *e.set);
+    ProducerStep step =
+        AsyncProducer::State::BatchStep(StepKind::kAnswer, e.topic, e.partition, *e.set);
     step.broker = broker;
     if (err) {
       step.error = err.ToString();
@@ -757,8 +760,9 @@ sim::Task<void> BrokerProducer::Bridge(BrokerProducerPtr bp) {
     // The send steps go in before the call, in the bridge's order; the call
     // fills in the correlation id and when the request was written (it can
     // return later: with MaxOpenRequests=1 it waits for the receiver).
-    const size_t first_step = p->env.history != nullptr ? p->env.history->steps.size() : 0;
-    if (p->env.history != nullptr) {
+    std::vector<ProducerStep>* steps = p->env.history != nullptr ? &p->env.history->steps : nullptr;
+    const size_t first_step = steps != nullptr ? steps->size() : 0;
+    if (steps != nullptr) {
       for (const ProduceSet::Entry& e : set->SortedPartitions()) {
         ProducerStep step =
             AsyncProducer::State::BatchStep(StepKind::kSend, e.topic, e.partition, *e.set);
@@ -766,18 +770,15 @@ sim::Task<void> BrokerProducer::Bridge(BrokerProducerPtr bp) {
         p->Step(std::move(step));
       }
     }
-    const size_t last_step = p->env.history != nullptr ? p->env.history->steps.size() : 0;
+    const size_t last_step = steps != nullptr ? steps->size() : 0;
     Error err = co_await bp->broker->AsyncProduce(request, cb);
-    if (p->env.history != nullptr) {
-      std::vector<ProducerStep>& steps = p->env.history->steps;
-      if (err) {
-        steps.erase(steps.begin() + static_cast<ptrdiff_t>(first_step),
-                    steps.begin() + static_cast<ptrdiff_t>(last_step));
-      } else {
-        for (size_t i = first_step; i < last_step; ++i) {
-          steps[i].correlation_id = request->correlation_id;
-          steps[i].at = request->written_at;
-        }
+    if (steps != nullptr && err) {
+      steps->erase(steps->begin() + static_cast<ptrdiff_t>(first_step),
+                   steps->begin() + static_cast<ptrdiff_t>(last_step));
+    } else if (steps != nullptr) {
+      for (size_t i = first_step; i < last_step; ++i) {
+        (*steps)[i].correlation_id = request->correlation_id;
+        (*steps)[i].at = request->written_at;
       }
     }
     if (err) {

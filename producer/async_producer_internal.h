@@ -173,8 +173,13 @@ using StatePtr = std::shared_ptr<AsyncProducer::State>;
 bool RetriableInHandleSuccess(kafka::ErrorCode e);
 // A syn/fin/shutdown control message.
 MessagePtr ControlMessage(const std::string& topic, int32_t partition, int8_t flags, int retries);
-// sarama: Producer.Retry.BackoffFunc(retries, max), or Retry.Backoff.
+// sarama: Producer.Retry.BackoffFunc(retries, max), or Retry.Backoff; zero
+// with the test-only defect no_retry_backoff.
 sim::Duration RetryBackoff(const Config& conf, int retries);
+// Producer.Retry.Backoff itself, where Sarama reads it without BackoffFunc
+// (partitionProducer.dispatch after an abandoned broker); zero with the
+// same defect.
+sim::Duration PlainRetryBackoff(const Config& conf);
 
 // sarama main (282cd488) async_producer.go: asyncProducer.retryBatch, with
 // the mute of the batch's partition held (already_muted) or taken here.

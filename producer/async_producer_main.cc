@@ -562,7 +562,8 @@ sim::Task<void> RetryBatchMain(StatePtr p, std::string topic, int32_t partition,
                                 " seq=", pset->records_to_send.base_sequence.value,
                                 " n=", pset->msgs.size(), " (muted) to bridge of broker#", l->ID());
           });
-  ProducerStep step = AsyncProducer::State::BatchStep(StepKind::kRetryBatch, topic, partition, *pset);
+  ProducerStep step =
+      AsyncProducer::State::BatchStep(StepKind::kRetryBatch, topic, partition, *pset);
   step.broker = leader->ID();
   // Straight to the broker producer's bridge, past its run loop, unless
   // the producer shuts down first (6aaff07e).

@@ -4,6 +4,7 @@
 #ifndef PRODSIM_PRODUCER_HISTORY_H_
 #define PRODSIM_PRODUCER_HISTORY_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -83,8 +84,21 @@ struct ProducerStep {
 struct ProducerHistory {
   std::vector<AckEvent> acks;
   std::vector<ErrorEvent> errors;
+  // In the order they were recorded, which is not quite time order: a send
+  // step is recorded before Broker.AsyncProduce and given the request's
+  // write time after it (StepsInTimeOrder).
   std::vector<ProducerStep> steps;
 };
+
+// The steps by time; steps of the same time in the order recorded.
+inline std::vector<const ProducerStep*> StepsInTimeOrder(const ProducerHistory& h) {
+  std::vector<const ProducerStep*> out;
+  out.reserve(h.steps.size());
+  for (const ProducerStep& s : h.steps) out.push_back(&s);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const ProducerStep* a, const ProducerStep* b) { return a->at < b->at; });
+  return out;
+}
 
 }  // namespace sarama
 

@@ -345,8 +345,11 @@ void ClassifyFailure(RunOutput* out) {
   // The deciding violation first, then the others in check order.
   std::vector<const checks::Violation*> order;
   for (const checks::Violation& v : out->violations) {
-    if (v.check == out->failing_check) order.insert(order.begin(), &v);
-    else order.push_back(&v);
+    if (v.check == out->failing_check) {
+      order.insert(order.begin(), &v);
+    } else {
+      order.push_back(&v);
+    }
   }
   for (const checks::Violation* v : order) {
     checks::Signature sig = checks::Classify(out->record, *v);
@@ -478,9 +481,8 @@ Scenario WithProfile(const Scenario& s, std::string_view profile) {
   // [expect] follows the file's own profile; remember it among the others
   // so that MatchesExpect finds every profile's entry the same way.
   if (out.expect.has_value() && !out.expect->verdict.empty()) {
-    out.expect->profiles.push_back(
-        ProfileExpectSpec{out.producer.profile, out.expect->verdict, out.expect->check,
-                          out.expect->signature});
+    out.expect->profiles.push_back(ProfileExpectSpec{out.producer.profile, out.expect->verdict,
+                                                     out.expect->check, out.expect->signature});
     out.expect->verdict.clear();
     out.expect->check.clear();
     out.expect->signature.clear();
@@ -491,8 +493,7 @@ Scenario WithProfile(const Scenario& s, std::string_view profile) {
 
 bool MatchesExpect(const Scenario& s, const RunOutput& out, std::string* why) {
   if (!s.expect.has_value()) return true;
-  std::string verdict = s.expect->verdict, check = s.expect->check,
-              signature = s.expect->signature;
+  std::string verdict = s.expect->verdict, check = s.expect->check, signature = s.expect->signature;
   if (verdict.empty()) {
     // A profile other than the file's own (WithProfile).
     auto it = std::find_if(s.expect->profiles.begin(), s.expect->profiles.end(),

@@ -14,8 +14,8 @@
 
 #include "absl/status/statusor.h"
 #include "checks/check.h"
-#include "checks/signature.h"
 #include "checks/run_record.h"
+#include "checks/signature.h"
 #include "fault_models/faults.h"
 #include "producer/config.h"
 #include "scenarios/scenario.h"

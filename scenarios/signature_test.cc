@@ -2,27 +2,18 @@
 // and every rule's own scenario (scenarios/signatures/) reaches the
 // signature its [expect] names, which is never "unclassified"; every rule
 // that checks/signature.cc has is exercised by at least one such file.
+#include "checks/signature.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "checks/signature.h"
 #include "gtest/gtest.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
 #include "scenarios/shrink.h"
-
-// A world whose producer is still hung when the run ends (close-hang)
-// leaks at teardown under LeakSanitizer: a reference cycle not yet found
-// (docs/DESIGN.md, "Failure signatures"). This binary builds such worlds,
-// so it runs without leak detection; the others keep it.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-extern "C" const char* __lsan_default_options() { return "detect_leaks=0"; }
-#endif
-#endif
 
 namespace scenarios {
 namespace {

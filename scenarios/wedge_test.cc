@@ -11,16 +11,6 @@
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
 
-// A world whose producer is still hung when the run ends (close-hang)
-// leaks at teardown under LeakSanitizer: a reference cycle not yet found
-// (docs/DESIGN.md, "Failure signatures"). This binary builds such worlds,
-// so it runs without leak detection; the others keep it.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-extern "C" const char* __lsan_default_options() { return "detect_leaks=0"; }
-#endif
-#endif
-
 namespace scenarios {
 namespace {
 
