@@ -63,7 +63,8 @@ class Check {
 
 // Every check, in a fixed order: acked-batches-in-order,
 // log-sequences-contiguous, no-duplicates, per-partition-order,
-// acked-are-durable, every-message-one-outcome, no-producer-assertion,
+// acked-are-durable, every-message-one-outcome, not-persisted-absent (a
+// client's own promise, wire mode), no-producer-assertion,
 // no-broker-sequence-error, retry-pacing (opt-in), then the wire-mode checks of a real client
 // (no-fatal-error, client-crashed, client-exited-early, client-hung,
 // client-output-garbage, client-malformed-frame), liveness.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/container/btree_map.h"
+#include "absl/container/btree_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -218,7 +219,8 @@ size_t GroupEnd(const std::vector<OutcomeRef>& outcomes, size_t begin) {
 
 std::string AckText(const sarama::AckEvent& a) {
   std::string out =
-      absl::StrCat(At(a.at), " ack id=", a.id, " ", Tp(a.topic, a.partition), " offset=", a.offset);
+      absl::StrCat(At(a.at), " ack id=", a.id, " ", Tp(a.topic, a.partition), " offset=",
+                   a.offset_known ? absl::StrCat(a.offset) : absl::StrCat("unknown(", a.offset, ")"));
   if (a.has_sequence) {
     absl::StrAppend(&out, " epoch=", a.producer_epoch, " seq=", a.sequence);
   }
@@ -519,11 +521,19 @@ class AckedAreDurable final : public Check {
     Witnesses w;
     Subject subject;
     std::vector<uint64_t> ids;
+    std::optional<PlacedIds> unknown_offset;
     for (const sarama::AckEvent& ack : r.producer.acks) {
       const auto it = logs.find(std::pair(std::string_view(ack.topic), ack.partition));
       const std::vector<LogEntry>* entries = it == logs.end() ? nullptr : it->second;
-      const std::optional<uint64_t> held =
-          entries == nullptr ? std::nullopt : RecordAt(*entries, ack.offset);
+      // Written, offset unknown (a real client's ack without an offset):
+      // anywhere in its partition's log will do.
+      if (!ack.offset_known && entries != nullptr &&
+          InLog(r, unknown_offset).contains({{ack.topic, ack.partition}, ack.id})) {
+        continue;
+      }
+      const std::optional<uint64_t> held = entries == nullptr || !ack.offset_known
+                                               ? std::nullopt
+                                               : RecordAt(*entries, ack.offset);
       if (held.has_value() && *held == ack.id) continue;
       if (ids.empty()) {
         subject = AckSubject(ack);
@@ -550,6 +560,22 @@ class AckedAreDurable final : public Check {
     }
   }
 
+  using PlacedIds = absl::btree_set<std::pair<std::pair<std::string_view, int32_t>, uint64_t>>;
+  // Every (partition, id) of the final logs, made on first use: only acks
+  // without an offset need it.
+  static const PlacedIds& InLog(const RunRecord& r, std::optional<PlacedIds>& cache) {
+    if (cache.has_value()) return *cache;
+    cache.emplace();
+    for (const auto& [tp, entries] : r.kafka.final_logs) {
+      for (const LogEntry& e : entries) {
+        for (uint64_t id : e.record_ids) {
+          cache->insert({{std::string_view(tp.topic), tp.partition.value}, id});
+        }
+      }
+    }
+    return *cache;
+  }
+
   // The record id at `offset`, if the log holds that offset.
   static std::optional<uint64_t> RecordAt(const std::vector<LogEntry>& entries, int64_t offset) {
     auto it =
@@ -567,6 +593,8 @@ class AckedAreDurable final : public Check {
     std::string out;
     if (entries == nullptr) {
       out = "the partition has no final log";
+    } else if (!ack.offset_known) {
+      out = "acknowledged without an offset, and not in the partition's final log";
     } else if (held.has_value()) {
       out = absl::StrCat("offset ", ack.offset, " holds id=", *held);
     } else {
@@ -684,6 +712,59 @@ class EveryMessageOneOutcome final : public Check {
       });
     }
     return w;
+  }
+};
+
+// ---------------------------------------------------------------------------
+// not-persisted-absent (wire mode: a client that says so)
+
+// A client that reports a failed message "not persisted" (librdkafka's
+// RD_KAFKA_MSG_STATUS_NOT_PERSISTED: "never transmitted to the broker, or
+// failed with an error indicating it was not written to the log",
+// rdkafka.h) promises it is in no log. An application retries such a
+// message, and a copy in the log is then a duplicate it was told could not
+// happen. A client that says "possibly persisted" or nothing (Sarama,
+// kafkajs) promises nothing, and this check does not apply to it.
+class NotPersistedAbsent final : public Check {
+ public:
+  std::string_view name() const override { return "not-persisted-absent"; }
+  std::optional<Violation> Evaluate(const RunRecord& r) const override {
+    absl::btree_map<uint64_t, std::string> where;  // claimed absent -> where it is
+    for (const sarama::ErrorEvent& e : r.producer.errors) {
+      if (e.not_persisted) where.try_emplace(e.id);
+    }
+    if (where.empty()) return std::nullopt;
+    for (const auto& [tp, entries] : r.kafka.final_logs) {
+      for (const LogEntry& e : entries) {
+        for (size_t i = 0; i < e.record_ids.size(); ++i) {
+          auto it = where.find(e.record_ids[i]);
+          if (it == where.end() || !it->second.empty()) continue;
+          it->second = absl::StrCat(tp.ToString(),
+                                    " offset=", e.base_offset.value + static_cast<int64_t>(i));
+        }
+      }
+    }
+    Witnesses w;
+    Subject subject;
+    std::vector<uint64_t> ids;
+    for (const sarama::ErrorEvent& e : r.producer.errors) {
+      if (!e.not_persisted || where[e.id].empty()) continue;
+      if (w.empty()) {
+        subject.at = e.at;
+        subject.topic = e.topic;
+        subject.partition = e.partition;
+        subject.ids = {e.id};
+      }
+      if (ids.size() < kWitnessesMax) ids.push_back(e.id);
+      w.Add([&] { return absl::StrCat(ErrorText(e), "; yet id=", e.id, " is at ", where[e.id]); });
+    }
+    if (w.empty()) return std::nullopt;
+    return MakeViolation(name(),
+                         absl::StrCat(w.total(),
+                                      " message(s) the client reported failed and not persisted "
+                                      "are in a final log: ids ",
+                                      FewIds(ids, w.total())),
+                         w, std::move(subject));
   }
 };
 
@@ -1100,6 +1181,7 @@ std::vector<std::unique_ptr<Check>> AllChecks() {
   out.push_back(std::make_unique<PerPartitionOrder>());
   out.push_back(std::make_unique<AckedAreDurable>());
   out.push_back(std::make_unique<EveryMessageOneOutcome>());
+  out.push_back(std::make_unique<NotPersistedAbsent>());
   out.push_back(std::make_unique<NoProducerAssertion>());
   out.push_back(std::make_unique<NoBrokerSequenceError>());
   out.push_back(std::make_unique<RetryPacing>());

@@ -120,7 +120,7 @@ TEST(Registry, NamesInFixedOrder) {
   EXPECT_THAT(names,
               ElementsAre("acked-batches-in-order", "log-sequences-contiguous", "no-duplicates",
                           "per-partition-order", "acked-are-durable", "every-message-one-outcome",
-                          "no-producer-assertion", "no-broker-sequence-error", "retry-pacing",
+                          "not-persisted-absent", "no-producer-assertion", "no-broker-sequence-error", "retry-pacing",
                           "no-fatal-error", "client-crashed", "client-exited-early", "client-hung",
                           "client-output-garbage", "client-malformed-frame", "liveness"));
   for (const std::string& n : names) {
@@ -362,6 +362,56 @@ TEST(AckedAreDurable, MissingPartitionFails) {
   r.producer.acks.push_back(Ack(45, 7, 5, 0, 0));
   ExpectViolation("acked-are-durable", r,
                   "ack id=7 t/5 offset=0 epoch=0 seq=0: the partition has no final log");
+}
+
+// An ack without an offset (a real client's "written, offset unknown")
+// holds when its partition's log has the message anywhere.
+TEST(AckedAreDurable, AckWithoutOffsetInTheLogPasses) {
+  RunRecord r = CleanRecord();
+  r.producer.acks[1].offset = -1001;
+  r.producer.acks[1].offset_known = false;
+  EXPECT_FALSE(EvaluateCheck("acked-are-durable", r).has_value());
+}
+
+// Canary: an ack without an offset for a message in no log.
+TEST(AckedAreDurable, AckWithoutOffsetNotInTheLogFails) {
+  RunRecord r = CleanRecord();
+  r.producer.acks[1].offset = -1001;
+  r.producer.acks[1].offset_known = false;
+  r.kafka.final_logs[Tp(0)] = {Entry(0, 0, 0, {1}), Entry(1, 0, 1, {5})};
+  ExpectViolation("acked-are-durable", r,
+                  "ack id=3 t/0 offset=unknown(-1001) epoch=0 seq=1: acknowledged without an "
+                  "offset, and not in the partition's final log; id=3 is in no final log");
+}
+
+// --- not-persisted-absent
+
+// A failure the client calls not persisted, of a message in no log, holds;
+// a failure that promises nothing may be in the log.
+TEST(NotPersistedAbsent, AbsentOrUnpromisedPasses) {
+  RunRecord r = CleanRecord();
+  r.producer.acks.pop_back();
+  r.producer.errors.push_back(Err(40, 6, 1, sarama::Error::Of(sarama::ErrorKind::kClient, "x")));
+  EXPECT_FALSE(EvaluateCheck("not-persisted-absent", r).has_value());
+  r.produced.push_back(ProducedMessage{7, "t", "", Ms(7)});
+  sarama::ErrorEvent e = Err(41, 7, -1, sarama::Error::Of(sarama::ErrorKind::kClient, "y"));
+  e.not_persisted = true;
+  r.producer.errors.push_back(e);
+  EXPECT_FALSE(EvaluateCheck("not-persisted-absent", r).has_value());
+}
+
+// Canary: the client said not persisted, and the log holds the message.
+TEST(NotPersistedAbsent, NotPersistedButWrittenFails) {
+  RunRecord r = CleanRecord();
+  r.producer.acks.pop_back();
+  sarama::ErrorEvent e = Err(40, 6, 1,
+                             sarama::Error::Of(sarama::ErrorKind::kClient,
+                                               "_MSG_TIMED_OUT: Local: Message timed out"));
+  e.not_persisted = true;
+  r.producer.errors.push_back(e);
+  ExpectViolation("not-persisted-absent", r,
+                  "error id=6 t/1: _MSG_TIMED_OUT: Local: Message timed out; yet id=6 is at t/1 "
+                  "offset=2");
 }
 
 // --- every-message-one-outcome

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "producer/history.h"
@@ -48,6 +49,10 @@ struct ClientRecord {
   std::vector<std::string> fatal_errors;
   std::optional<sim::Time> first_fatal_at;  // when the first came
   std::string stderr_tail;  // the last lines it wrote to stderr
+  // Every line the driver printed on stdout, as prodsim received it (the
+  // first wire::kEventLinesKept), and how many there were in all.
+  std::vector<std::pair<sim::Time, std::string>> events;
+  int64_t event_lines = 0;
 };
 
 struct RunRecord {

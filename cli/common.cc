@@ -1,10 +1,15 @@
 #include "cli/common.h"
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <utility>
 
 #include "absl/status/statusor.h"
 #include "checks/check.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "scenarios/parallel.h"
 #include "scenarios/toml_reader.h"
 
 namespace cli {
@@ -43,6 +48,55 @@ void PrintSignature(const scenarios::RunOutput& out, int indent) {
 
 bool ParsePositiveDuration(const std::string& text, sim::Duration* d) {
   return !scenarios::internal::ParseDuration(text, d).has_value() && d->nanos() > 0;
+}
+
+bool WriteText(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  f.close();
+  if (!f) {
+    std::fprintf(stderr, "prodsim: cannot write %s\n", path.c_str());
+    return false;
+  }
+  return true;
+}
+
+bool MakeDirectory(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "prodsim: cannot create directory %s: %s\n", dir.c_str(),
+                 ec.message().c_str());
+    return false;
+  }
+  return true;
+}
+
+std::string TrialLine(const std::string& file, int64_t t, int64_t trials,
+                      const wire::RealOutput& r, const std::string& client) {
+  const sim::RunResult& rr = r.run.record.run;
+  return absl::StrFormat(
+      "%s: trial %d/%d: %s client=%s t=%ss wall=%.2fs cpu=%.2fs load=%.2f connections=%d "
+      "acked=%d errors=%d",
+      file, t, trials, scenarios::VerdictText(r.run), client, rr.end_time.ToString(),
+      static_cast<double>(r.wall.nanos()) / 1e9, static_cast<double>(r.client_cpu.nanos()) / 1e9,
+      r.load_before, r.connections, r.run.record.producer.acks.size(),
+      r.run.record.producer.errors.size());
+}
+
+bool Loaded(double mean_load) {
+  return mean_load >= static_cast<double>(scenarios::MachineCores());
+}
+
+std::string MachineNote(double mean_load, double mean_client_cpu_s) {
+  return absl::StrFormat(
+      "machine: %d cores, 1-minute load %.2f on average before the trials (%s); the client "
+      "spent %.2f s of CPU per trial",
+      scenarios::MachineCores(), mean_load,
+      mean_load < 0 ? "unknown"
+                    : Loaded(mean_load) ? "loaded: real results move with load"
+                                        : "not loaded",
+      mean_client_cpu_s);
 }
 
 }  // namespace cli

@@ -4,11 +4,13 @@
 #ifndef PRODSIM_CLI_COMMON_H_
 #define PRODSIM_CLI_COMMON_H_
 
+#include <cstdint>
 #include <string>
 
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
 #include "sim/core/time.h"
+#include "wire/real_world.h"
 
 namespace cli {
 
@@ -29,6 +31,22 @@ void PrintSignature(const scenarios::RunOutput& out, int indent);
 
 // A positive duration such as "30s" (scenario file syntax); false otherwise.
 bool ParsePositiveDuration(const std::string& text, sim::Duration* d);
+
+// Writes `text` to `path`; false, with a line on stderr, if it cannot.
+bool WriteText(const std::string& path, const std::string& text);
+// Creates `dir` and its parents; false, with a line on stderr, if it cannot.
+bool MakeDirectory(const std::string& dir);
+
+// One real trial's line: "FILE: trial T/N: VERDICT client=NAME VERSION t=..
+// wall=.. cpu=.. load=.. connections=.. acked=.. errors=..".
+std::string TrialLine(const std::string& file, int64_t t, int64_t trials,
+                      const wire::RealOutput& r, const std::string& client);
+// What the machine was doing over a set of real trials, said beside every
+// real result (a real column moves with load): "machine: 2 cores, 1-minute
+// load 0.52 on average before the trials (idle); the client spent 0.31 s
+// of CPU per trial". Loaded: a load at or above the cores.
+std::string MachineNote(double mean_load, double mean_client_cpu_s);
+bool Loaded(double mean_load);
 
 }  // namespace cli
 

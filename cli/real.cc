@@ -16,6 +16,8 @@
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
 #include "cli/common.h"
+#include "wire/client_lines.h"
+#include "wire/history_text.h"
 #include "wire/real_world.h"
 
 namespace cli {
@@ -32,62 +34,10 @@ int Usage(const std::string& error) {
   return kExitUsage;
 }
 
-std::string Sv(std::string_view v) { return std::string(v); }
-
-// The brokers' history, one line per event in time order (faults, appends,
-// truncations, responses, notes), then the final committed logs.
-std::string HistoryText(const kafka::History& h) {
-  std::vector<std::pair<sim::Time, std::string>> lines;
-  for (const kafka::FaultEvent& f : h.faults) {
-    lines.emplace_back(f.at, absl::StrCat(f.healed ? "heal " : "fault ", f.description));
-  }
-  for (const kafka::AppendEvent& a : h.appends) {
-    std::string ids;
-    for (uint64_t id : a.record_ids) absl::StrAppend(&ids, ids.empty() ? "" : ",", id);
-    lines.emplace_back(a.at, absl::StrCat("broker-", a.broker.value, a.leader ? " append " : " copy ",
-                                          a.tp.ToString(), " offset=", a.base_offset.value,
-                                          " pid=", a.producer_id.value, " epoch=", a.epoch.value,
-                                          " seq=", a.first_seq.value, "..", a.last_seq.value,
-                                          " ids=", ids));
-  }
-  for (const kafka::TruncateEvent& t : h.truncations) {
-    lines.emplace_back(t.at, absl::StrCat("broker-", t.broker.value, " truncate ", t.tp.ToString(),
-                                          " to offset ", t.new_end.value));
-  }
-  for (const kafka::ResponseEvent& r : h.responses) {
-    lines.emplace_back(
-        r.at, absl::StrCat("broker-", r.broker.value, " ", Sv(kafka::ApiKeyName(r.api)),
-                           " response corr=", r.correlation_id, " ", r.tp.ToString(), " ",
-                           kafka::ErrorCodeName(r.error), " offset=", r.base_offset.value,
-                           r.fate == kafka::ResponseFate::kSent
-                               ? std::string()
-                               : absl::StrCat(" (", Sv(kafka::ResponseFateName(r.fate)), ")")));
-  }
-  for (const kafka::NoteEvent& n : h.notes) lines.emplace_back(n.at, absl::StrCat("note ", n.text));
-  std::stable_sort(lines.begin(), lines.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::string out;
-  for (const auto& [at, text] : lines) absl::StrAppend(&out, "t=", at.ToString(), "s ", text, "\n");
-  for (const auto& [tp, entries] : h.final_logs) {
-    for (const kafka::LogEntry& e : entries) {
-      std::string ids;
-      for (uint64_t id : e.record_ids) absl::StrAppend(&ids, ids.empty() ? "" : ",", id);
-      absl::StrAppend(&out, "final ", tp.ToString(), " offset=", e.base_offset.value,
-                      " pid=", e.producer_id.value, " epoch=", e.epoch.value,
-                      " seq=", e.first_seq.value, " ids=", ids, "\n");
-    }
-  }
-  return out;
-}
 
 // Writes the history; false (with a line on stderr) if it cannot.
-bool WriteHistory(const std::string& path, const kafka::History& h) {
-  std::ofstream f(path);
-  f << HistoryText(h);
-  if (!f) {
-    std::fprintf(stderr, "prodsim: cannot write %s\n", path.c_str());
-    return false;
-  }
+bool WriteHistory(const std::string& path, const checks::RunRecord& r) {
+  if (!WriteText(path, wire::HistoryText(r))) return false;
   std::printf("  broker history written to %s\n", path.c_str());
   return true;
 }
@@ -99,7 +49,8 @@ void OnSignal(int) { g_stop = 1; }
 
 const char* const kRealUsage =
     "usage: prodsim real FILE --client=librdkafka|CMD [--trials=N] [--until-failure]\n"
-    "                    [--bound=DURATION] [--trace=OUT] [--history=OUT]\n"
+    "                    [--bound=DURATION] [--trace=OUT] [--history=OUT] [--events=OUT]\n"
+    "                    [--out=DIR]\n"
     "       prodsim serve FILE [--history=OUT]\n"
     "real: serves the scenario's cluster on 127.0.0.1 (one port per broker), applies\n"
     "  its faults at their `at` after the start, runs a real client against it as a\n"
@@ -110,9 +61,13 @@ const char* const kRealUsage =
     "  not pass. --bound caps each trial (default 120s; the scenario's limits.time\n"
     "  and liveness grace bound it too); a client still running then is killed\n"
     "  (client-hung). Exit: 0 if every trial passed, else the code of the most\n"
-    "  frequent failing verdict (5: client-failure). --trace and --history write\n"
-    "  the last trial's trace and broker history (appends, responses, faults,\n"
-    "  notes, final logs, one line each).\n"
+    "  frequent failing verdict (5: client-failure). --trace, --history and\n"
+    "  --events write the last trial's trace, its broker history (appends,\n"
+    "  responses, faults, notes and the client's event lines, then the final\n"
+    "  logs, one line each) and the client's event lines alone. --out=DIR keeps\n"
+    "  every failing trial: DIR/trial-T.txt (its verdict, every violation with\n"
+    "  all witnesses, the signature's chain) and DIR/trial-T-history.txt. Each\n"
+    "  trial's line says the load before it and the client's CPU time.\n"
     "serve: only serves the scenario's cluster, for your own application: prints\n"
     "  the bootstrap address, applies the faults, and on SIGINT/SIGTERM (or at the\n"
     "  scenario's limits.time) runs the checks that need no client outcomes\n"
@@ -125,12 +80,18 @@ int RealCommand(int argc, char** argv) {
   options.client.clear();
   int64_t trials = 1;
   bool until_failure = false;
-  std::string trace_out, history_out;
+  std::string trace_out, history_out, events_out, out_dir;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (absl::StartsWith(a, "--history=")) {
       history_out = a.substr(10);
       if (history_out.empty()) return Usage("--history needs a file name: --history=OUT");
+    } else if (absl::StartsWith(a, "--events=")) {
+      events_out = a.substr(9);
+      if (events_out.empty()) return Usage("--events needs a file name: --events=OUT");
+    } else if (absl::StartsWith(a, "--out=")) {
+      out_dir = a.substr(6);
+      if (out_dir.empty()) return Usage("--out needs a directory: --out=DIR");
     } else if (absl::StartsWith(a, "--client=")) {
       options.client = a.substr(9);
       if (options.client.empty()) return Usage("--client needs librdkafka or a command");
@@ -162,41 +123,55 @@ int RealCommand(int argc, char** argv) {
   Scenario s;
   int code = 0;
   if (!LoadOrSay(files[0], &s, &code)) return code;
+  if (!out_dir.empty() && !MakeDirectory(out_dir)) return kExitCantCreate;
+  const std::string& file = files[0];
 
   // verdict text -> count, and the first trial that had it
   absl::btree_map<std::string, std::pair<int64_t, int64_t>> seen;
   absl::btree_map<Verdict, int64_t> by_verdict;
   int64_t ran = 0;
   std::string client;
-  kafka::History last_history;
+  double load_sum = 0, cpu_sum = 0;
+  int64_t load_n = 0;
   for (int64_t t = 1; t <= trials; ++t) {
     const wire::RealOutput r = wire::RunReal(s, options);
     ++ran;
-    if (client.empty() && r.run.record.client) client = r.run.record.client->name;
+    if (r.load_before >= 0) load_sum += r.load_before, ++load_n;
+    cpu_sum += static_cast<double>(r.client_cpu.nanos()) / 1e9;
+    if (r.run.record.client && !r.run.record.client->name.empty()) {
+      client = r.run.record.client->name;
+    }
     if (t == 1 && !r.ignored_settings.empty()) {
       std::string list;
       for (const std::string& n : r.ignored_settings) absl::StrAppend(&list, list.empty() ? "" : ", ", n);
       std::printf("%s: note: %s has no equivalent of producer %s (not passed; clients/README.md)\n",
-                  files[0].c_str(), r.client.c_str(), list.c_str());
+                  file.c_str(), r.client.c_str(), list.c_str());
     }
     const std::string v = scenarios::VerdictText(r.run);
     auto [it, inserted] = seen.try_emplace(v, 0, t);
     ++it->second.first;
     ++by_verdict[r.run.verdict];
-    const sim::RunResult& rr = r.run.record.run;
-    std::printf("%s: trial %lld/%lld: %s client=%s t=%ss wall=%.2fs connections=%llu acked=%zu "
-                "errors=%zu\n",
-                files[0].c_str(), static_cast<long long>(t), static_cast<long long>(trials),
-                v.c_str(), client.empty() ? options.client.c_str() : client.c_str(),
-                rr.end_time.ToString().c_str(), static_cast<double>(r.wall.nanos()) / 1e9,
-                static_cast<unsigned long long>(r.connections), r.run.record.producer.acks.size(),
-                r.run.record.producer.errors.size());
-    if (inserted && r.run.verdict != Verdict::kPass) PrintViolations(r.run, 4);
-    if (!trace_out.empty()) {
-      std::ofstream f(trace_out);
-      f << r.run.trace;
+    const std::string line = TrialLine(file, t, trials, r, client.empty() ? options.client : client);
+    std::printf("%s\n", line.c_str());
+    if (r.run.verdict != Verdict::kPass) {
+      if (inserted) PrintViolations(r.run, 4);
+      if (!out_dir.empty()) {
+        const std::string base = absl::StrCat(out_dir, "/trial-", t);
+        if (!WriteText(base + ".txt", wire::TrialReport(r.run, line)) ||
+            !WriteText(base + "-history.txt", wire::HistoryText(r.run.record))) {
+          return kExitCantCreate;
+        }
+        std::printf("    kept in %s.txt and %s-history.txt\n", base.c_str(), base.c_str());
+      }
     }
-    if (!history_out.empty()) last_history = r.run.record.kafka;
+    if (!trace_out.empty() && !WriteText(trace_out, r.run.trace)) return kExitCantCreate;
+    if (!history_out.empty() && !WriteText(history_out, wire::HistoryText(r.run.record))) {
+      return kExitCantCreate;
+    }
+    if (!events_out.empty() && r.run.record.client &&
+        !WriteText(events_out, wire::EventsText(*r.run.record.client))) {
+      return kExitCantCreate;
+    }
     std::fflush(stdout);
     if (r.run.verdict == Verdict::kHarnessError) break;  // the next trial would be the same
     if (until_failure && r.run.verdict != Verdict::kPass) break;
@@ -207,10 +182,18 @@ int RealCommand(int argc, char** argv) {
   }
   std::printf("%s: real %s over %lld trial(s), a distribution (real timing is not "
               "reproducible): %s\n",
-              files[0].c_str(), client.empty() ? options.client.c_str() : client.c_str(),
+              file.c_str(), client.empty() ? options.client.c_str() : client.c_str(),
               static_cast<long long>(ran), dist.c_str());
+  std::printf("  %s\n", MachineNote(load_n > 0 ? load_sum / static_cast<double>(load_n) : -1,
+                                    cpu_sum / static_cast<double>(ran))
+                            .c_str());
   if (!trace_out.empty()) std::printf("  trace of the last trial written to %s\n", trace_out.c_str());
-  if (!history_out.empty() && !WriteHistory(history_out, last_history)) return kExitCantCreate;
+  if (!history_out.empty()) {
+    std::printf("  broker history of the last trial written to %s\n", history_out.c_str());
+  }
+  if (!events_out.empty()) {
+    std::printf("  the client's event lines of the last trial written to %s\n", events_out.c_str());
+  }
   Verdict worst = Verdict::kPass;
   int64_t most = 0;
   for (const auto& [v, n] : by_verdict) {
@@ -263,7 +246,7 @@ int ServeCommand(int argc, char** argv) {
   for (const kafka::NoteEvent& n : out.record.kafka.notes) {
     std::printf("  note t=%ss: %s\n", n.at.ToString().c_str(), n.text.c_str());
   }
-  if (!WriteHistory(history_out, out.record.kafka)) return kExitCantCreate;
+  if (!WriteHistory(history_out, out.record)) return kExitCantCreate;
   return scenarios::ExitCode(out.verdict);
 }
 

@@ -25,6 +25,10 @@ struct AckEvent {
   int32_t sequence = 0;
   bool has_sequence = false;
   int retries = 0;
+  // Wire mode: false when the client acknowledged the message without an
+  // offset ("written, offset unknown": librdkafka's -1001, kafkajs with
+  // acks=0); `offset` is then meaningless. The model always knows it.
+  bool offset_known = true;
 };
 
 struct ErrorEvent {
@@ -34,6 +38,10 @@ struct ErrorEvent {
   int32_t partition = 0;
   Error err;
   int retries = 0;  // the message's retries when it failed
+  // Wire mode: the client said the message is not in the log (librdkafka's
+  // RD_KAFKA_MSG_STATUS_NOT_PERSISTED); not-persisted-absent holds it to
+  // that. Sarama's model says nothing of the kind.
+  bool not_persisted = false;
 };
 
 // What the producer did on its request path, step by step, for the failure

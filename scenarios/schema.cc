@@ -33,8 +33,8 @@ constexpr std::string_view kChecks[] = {
     "acked-batches-in-order", "log-sequences-contiguous", "no-duplicates",
     "per-partition-order",    "acked-are-durable",        "every-message-one-outcome",
     "no-producer-assertion",  "no-broker-sequence-error", "retry-pacing", "liveness",
-    // Wire mode only (a real client; checks/client_checks.cc).
-    "no-fatal-error", "client-crashed", "client-exited-early", "client-hung",
+    // Wire mode only (a real client; checks/checks.cc).
+    "not-persisted-absent", "no-fatal-error", "client-crashed", "client-exited-early", "client-hung",
     "client-output-garbage", "client-malformed-frame"};
 // The cluster model's versions: keep in sync with kafka::ParseKafkaVersion.
 constexpr std::string_view kKafkaVersions[] = {"0.11", "2.0", "2.1", "2.2",

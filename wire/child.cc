@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -139,9 +140,13 @@ void Child::CloseFd(int* fd) {
 bool Child::Poll() {
   if (exited_) return true;
   int status = 0;
-  const pid_t r = waitpid(pid_, &status, WNOHANG);
+  struct rusage ru {};
+  const pid_t r = wait4(pid_, &status, WNOHANG, &ru);
   if (r != pid_) return false;
   exited_ = true;
+  cpu_ = sim::Duration::Micros(static_cast<int64_t>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+                                   1000000 +
+                               ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
   if (WIFEXITED(status)) exit_code_ = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) signal_ = WTERMSIG(status);
   if (pidfd_ >= 0) CloseFd(&pidfd_);

@@ -19,6 +19,7 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
+#include "sim/core/time.h"
 #include "wire/event_loop.h"
 
 namespace wire {
@@ -56,6 +57,9 @@ class Child {
   std::optional<int> exit_code() const { return exit_code_; }
   std::optional<int> signal() const { return signal_; }
   const std::string& stderr_text() const { return stderr_; }
+  // After exited(): the CPU time (user + system) the child and the
+  // descendants it waited for spent.
+  sim::Duration cpu() const { return cpu_; }
 
  private:
   Child(EventLoop& loop, LineCallback on_line) : loop_(loop), on_line_(std::move(on_line)) {}
@@ -79,6 +83,7 @@ class Child {
   bool killed_ = false;
   std::optional<int> exit_code_;
   std::optional<int> signal_;
+  sim::Duration cpu_;
 };
 
 }  // namespace wire

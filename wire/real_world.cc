@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@
 #include "wire/child.h"
 #include "wire/drivers.h"
 #include "wire/event_loop.h"
+#include "wire/client_lines.h"
 #include "wire/json_line.h"
 
 namespace wire {
@@ -32,8 +34,6 @@ using sim::Time;
 
 namespace {
 
-// How many lines of garbage a ClientRecord keeps (all are counted).
-constexpr size_t kGarbageKept = 5;
 // The stderr lines kept in ClientRecord::stderr_tail.
 constexpr size_t kStderrTailLines = 5;
 // After a kill, how long prodsim waits to reap the client and read the
@@ -93,121 +93,6 @@ struct RealWorld {
   std::unique_ptr<Child> child;
 };
 
-// Reads the driver protocol (clients/README.md) into the RunRecord.
-class ClientLines {
- public:
-  ClientLines(RealWorld& w, checks::ClientRecord& c, const scenarios::WorkloadSpec& workload,
-              std::vector<std::string> topics)
-      : w_(w), c_(c), workload_(workload), job_topics_(std::move(topics)) {}
-
-  void OnLine(std::string line) {
-    const Time at = w_.loop.Now();
-    absl::StatusOr<JsonLine> j = JsonLine::Parse(line);
-    const std::optional<std::string> event = j.ok() ? j->String("event") : std::nullopt;
-    if (!event) {
-      Garbage(at, line, j.ok() ? "no \"event\"" : j.status().message());
-      return;
-    }
-    if (*event == "start") {
-      c_.started = true;
-      const std::optional<std::string> client = j->String("client");
-      const std::optional<std::string> version = j->String("version");
-      if (client) c_.name = *client;
-      if (version) c_.name = absl::StrCat(c_.name, " ", *version);
-    } else if (*event == "produce") {
-      const std::optional<int64_t> id = j->Int("id");
-      const std::optional<std::string> topic = j->String("topic");
-      if (!id || *id <= 0 || !topic) return Garbage(at, line, "a produce line needs id and topic");
-      const std::optional<std::string> key = j->String("key");
-      topics_[static_cast<uint64_t>(*id)] = *topic;
-      w_.record.produced.push_back({static_cast<uint64_t>(*id), *topic, key.value_or(""), at});
-    } else if (*event == "ack") {
-      const std::optional<int64_t> id = j->Int("id");
-      const std::optional<int64_t> partition = j->Int("partition");
-      const std::optional<int64_t> offset = j->Int("offset");
-      if (!id || !partition || !offset || !topics_.contains(static_cast<uint64_t>(*id))) {
-        return Garbage(at, line, "an ack line needs a produced id, partition and offset");
-      }
-      sarama::AckEvent a;
-      a.at = at;
-      a.id = static_cast<uint64_t>(*id);
-      a.topic = topics_[a.id];
-      a.partition = static_cast<int32_t>(*partition);
-      a.offset = *offset;
-      w_.record.producer.acks.push_back(std::move(a));
-    } else if (*event == "error") {
-      const std::optional<int64_t> id = j->Int("id");
-      if (!id || *id <= 0 || *id > workload_.messages || job_topics_.empty()) {
-        return Garbage(at, line, "an error line needs an id of the job");
-      }
-      if (!topics_.contains(static_cast<uint64_t>(*id))) {
-        // The produce call itself refused the message (clients/README.md):
-        // it was offered, with the job's topic and key for its id.
-        const uint64_t i = static_cast<uint64_t>(*id) - 1;
-        const std::string& topic = job_topics_[i % job_topics_.size()];
-        topics_[i + 1] = topic;
-        w_.record.produced.push_back(
-            {i + 1, topic,
-             workload_.keys > 0 ? absl::StrCat("key-", i % static_cast<uint64_t>(workload_.keys))
-                                : "",
-             at});
-      }
-      sarama::ErrorEvent e;
-      e.at = at;
-      e.id = static_cast<uint64_t>(*id);
-      e.topic = topics_[e.id];
-      e.partition = static_cast<int32_t>(j->Int("partition").value_or(-1));
-      const bool fatal = j->Bool("fatal").value_or(false);
-      std::string text = absl::StrCat(j->String("name").value_or("?"), ": ",
-                                      j->String("text").value_or(""));
-      if (const std::optional<std::string> status = j->String("status")) {
-        absl::StrAppend(&text, " (", *status, ")");
-      }
-      e.err = sarama::Error::Of(fatal ? sarama::ErrorKind::kClientFatal : sarama::ErrorKind::kClient,
-                                std::move(text));
-      w_.record.producer.errors.push_back(std::move(e));
-    } else if (*event == "fatal") {
-      if (!c_.first_fatal_at) c_.first_fatal_at = at;
-      c_.fatal_errors.push_back(absl::StrCat("t=", at.ToString(), "s ",
-                                             j->String("name").value_or("?"), ": ",
-                                             j->String("text").value_or("")));
-    } else if (*event == "client_error") {
-      client_errors_.push_back(absl::StrCat("t=", at.ToString(), "s ",
-                                            j->String("name").value_or("?"), ": ",
-                                            j->String("text").value_or("")));
-    } else if (*event == "closing") {
-      w_.record.close_called_at = at;
-    } else if (*event == "closed") {
-      w_.record.close_returned_at = at;
-      c_.closed = true;
-      c_.closed_at = at;
-    } else if (*event == "job_error") {
-      job_error_ = j->String("text").value_or("(no text)");
-    } else {
-      Garbage(at, line, absl::StrCat("unknown event \"", *event, "\""));
-    }
-  }
-
-  const std::string& job_error() const { return job_error_; }
-  const std::vector<std::string>& client_errors() const { return client_errors_; }
-
- private:
-  void Garbage(Time at, absl::string_view line, absl::string_view why) {
-    ++c_.garbage_lines;
-    if (c_.garbage.size() >= kGarbageKept) return;
-    std::string shown(line.substr(0, 200));
-    c_.garbage.push_back(absl::StrCat("t=", at.ToString(), "s ", why, ": ", shown));
-  }
-
-  RealWorld& w_;
-  checks::ClientRecord& c_;
-  const scenarios::WorkloadSpec& workload_;
-  std::vector<std::string> job_topics_;
-  absl::btree_map<uint64_t, std::string> topics_;
-  std::vector<std::string> client_errors_;
-  std::string job_error_;
-};
-
 // The sequence and epoch of each acknowledged message, from the leader
 // appends of the broker history: the model reads them from the producer,
 // a real client's driver cannot (librdkafka keeps them private), and the
@@ -226,9 +111,27 @@ void AddSequences(checks::RunRecord& r) {
           At{a.record_ids[i], a.epoch.value, a.first_seq.value + static_cast<int32_t>(i)};
     }
   }
+  // An ack without an offset ("written, offset unknown"): the message's
+  // place in its partition's final log, if it holds the message once.
+  absl::btree_map<std::pair<kafka::TopicPartition, uint64_t>, std::optional<int64_t>> in_log;
+  for (const auto& [tp, entries] : r.kafka.final_logs) {
+    for (const kafka::LogEntry& e : entries) {
+      for (size_t i = 0; i < e.record_ids.size(); ++i) {
+        auto [it, inserted] = in_log.try_emplace({tp, e.record_ids[i]},
+                                                 e.base_offset.value + static_cast<int64_t>(i));
+        if (!inserted) it->second.reset();  // twice: no one place
+      }
+    }
+  }
   for (sarama::AckEvent& ack : r.producer.acks) {
-    auto it = by_offset.find(
-        {kafka::TopicPartition{ack.topic, kafka::PartitionId(ack.partition)}, ack.offset});
+    const kafka::TopicPartition tp{ack.topic, kafka::PartitionId(ack.partition)};
+    int64_t offset = ack.offset;
+    if (!ack.offset_known) {
+      const auto placed = in_log.find({tp, ack.id});
+      if (placed == in_log.end() || !placed->second.has_value()) continue;
+      offset = *placed->second;
+    }
+    auto it = by_offset.find({tp, offset});
     if (it == by_offset.end() || it->second.id != ack.id) continue;
     ack.has_sequence = true;
     ack.producer_epoch = it->second.epoch;
@@ -294,8 +197,18 @@ absl::StatusOr<std::unique_ptr<RealWorld>> OpenWorld(const Scenario& s, scenario
 
 }  // namespace
 
+double LoadAverage() {
+  std::FILE* f = std::fopen("/proc/loadavg", "r");
+  if (f == nullptr) return -1;
+  double load = -1;
+  if (std::fscanf(f, "%lf", &load) != 1) load = -1;
+  std::fclose(f);
+  return load;
+}
+
 RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   RealOutput result;
+  result.load_before = LoadAverage();
   scenarios::RunOutput& out = result.run;
   signal(SIGPIPE, SIG_IGN);  // writes to a gone client fail with EPIPE instead
   const Scenario s = Bounded(scenario, options.bound);
@@ -338,13 +251,15 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   const Duration flush_timeout = std::max(
       Duration::Seconds(1), (o.time_limit - Time()) - workload_span - Duration::Seconds(1));
   const std::vector<std::string> topics = TopicsOf(s);
-  ClientLines lines(*w, client, s.workload, topics);
+  ClientLines lines(record, s.workload, topics);
   Child::Spec spec;
   spec.argv = driver->argv;
   spec.stdin_text =
       JobLine(s.workload, topics, w->bridge.bootstrap(), flush_timeout, config.config) + "\n";
   absl::StatusOr<std::unique_ptr<Child>> child =
-      Child::Start(w->loop, spec, [&lines](std::string line) { lines.OnLine(std::move(line)); });
+      Child::Start(w->loop, spec, [&lines, &loop = w->loop](std::string line) {
+        lines.OnLine(loop.Now(), std::move(line));
+      });
   if (!child.ok()) {
     HarnessError(out, std::string(child.status().message()));
     return result;
@@ -370,6 +285,7 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
     w->loop.Wait(std::min(reap_until, w->loop.Now() + Duration::Millis(10)), /*block=*/true);
   }
   client.exit_code = c->exit_code();
+  result.client_cpu = c->cpu();
   client.signal = client.hung ? std::nullopt : c->signal();
   client.stderr_tail = StderrTail(c->stderr_text());
   result.connections = w->bridge.connections_accepted();

@@ -47,7 +47,15 @@ struct RealOutput {
   std::vector<std::string> ignored_settings;  // scenario settings with no client equivalent
   sim::Duration wall;        // how long the trial took
   uint64_t connections = 0;  // TCP connections the client made
+  // The machine's state, for reading a real result: the 1-minute load
+  // average when the trial started (-1 if unknown) and the CPU time the
+  // client's process spent (user + system).
+  double load_before = -1;
+  sim::Duration client_cpu;
 };
+
+// The 1-minute load average (/proc/loadavg), or -1.
+double LoadAverage();
 
 RealOutput RunReal(const scenarios::Scenario& s, const RealOptions& options);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/btree_set.h"
 #include "absl/strings/str_cat.h"
 #include "sim/core/assert.h"
 #include "sim/core/chan.h"
@@ -719,8 +720,14 @@ sim::Task<net::PayloadPtr> Cluster::Handle(Broker* b, const Message& m, uint64_t
         r->producer_id = ProducerId(next_producer_id_++);
         r->producer_epoch = Epoch(0);
       }
-      history_->responses.push_back(ResponseEvent{sched_.now(), b->id_, m.api, m.correlation_id,
-                                                  {}, r->error, Offset::kNone});
+      ResponseEvent e;
+      e.at = sched_.now();
+      e.broker = b->id_;
+      e.api = m.api;
+      e.correlation_id = m.correlation_id;
+      e.error = r->error;
+      e.base_offset = Offset::kNone;
+      history_->responses.push_back(std::move(e));
       co_return r;
     }
     case ApiKey::kApiVersions:
@@ -901,7 +908,8 @@ std::shared_ptr<MetadataResponse> Cluster::HandleMetadata(Broker* b, const Metad
 }
 
 ProducePartitionResponse Cluster::AppendAsLeader(Broker* b, const TopicPartition& tp,
-                                                 const RecordBatch& batch, int16_t acks) {
+                                                 const RecordBatch& batch, int16_t acks,
+                                                 bool* duplicate) {
   ProducePartitionResponse out;
   Replica* r = b->MutableReplica(tp);
   if (r == nullptr) {
@@ -942,6 +950,7 @@ ProducePartitionResponse Cluster::AppendAsLeader(Broker* b, const TopicPartition
       return out;
     }
     if (check.kind == ProducerStateManager::AppendCheck::Kind::kDuplicate) {
+      *duplicate = true;
       out.base_offset = check.duplicate_base_offset;
       out.log_start_offset = Offset(0);
       return out;
@@ -976,6 +985,7 @@ sim::Task<std::shared_ptr<ProduceResponse>> Cluster::HandleProduce(Broker* b,
   const bool acks_valid = m.acks == -1 || m.acks == 0 || m.acks == 1;
   // Offsets each partition must reach for acks=all.
   absl::btree_map<TopicPartition, Offset> waiting;
+  absl::btree_set<TopicPartition> duplicates;
   const Time deadline = sched_.now() + m.timeout;
   for (const auto& [tp, batch] : m.batches) {
     ProducePartitionResponse pr;
@@ -985,7 +995,9 @@ sim::Task<std::shared_ptr<ProduceResponse>> Cluster::HandleProduce(Broker* b,
       pr.error = ErrorCode::INVALID_REQUIRED_ACKS;
     } else {
       BringAbout(b, tp, m.acks, deadline, /*after_append=*/false);
-      pr = AppendAsLeader(b, tp, batch, m.acks);
+      bool duplicate = false;
+      pr = AppendAsLeader(b, tp, batch, m.acks, &duplicate);
+      if (duplicate) duplicates.insert(tp);
       if (pr.error == ErrorCode::NONE) {
         BringAbout(b, tp, m.acks, deadline, /*after_append=*/true);
       }
@@ -1030,8 +1042,23 @@ sim::Task<std::shared_ptr<ProduceResponse>> Cluster::HandleProduce(Broker* b,
     co_await changed_.Wait(deadline - sched_.now());
   }
   for (const auto& [tp, pr] : resp->partitions) {
-    history_->responses.push_back(ResponseEvent{sched_.now(), b->id_, m.api, m.correlation_id,
-                                                tp, pr.error, pr.base_offset});
+    ResponseEvent e;
+    e.at = sched_.now();
+    e.broker = b->id_;
+    e.api = m.api;
+    e.correlation_id = m.correlation_id;
+    e.tp = tp;
+    e.error = pr.error;
+    e.base_offset = pr.base_offset;
+    if (const auto batch = m.batches.find(tp); batch != m.batches.end()) {
+      e.epoch = batch->second.producer_epoch;
+      e.first_seq = batch->second.base_sequence;
+      e.duplicate = pr.error == ErrorCode::NONE && duplicates.contains(tp);
+      if (e.duplicate) {
+        for (const Record& rec : batch->second.records) e.record_ids.push_back(rec.record_id);
+      }
+    }
+    history_->responses.push_back(std::move(e));
   }
   if (m.acks == 0) co_return nullptr;
   co_return resp;

@@ -308,8 +308,10 @@ class Cluster {
   std::shared_ptr<ApiVersionsResponse> HandleApiVersions(const ApiVersionsRequest& m);
   sim::Task<std::shared_ptr<ProduceResponse>> HandleProduce(Broker* b, const ProduceRequest& m,
                                                             uint64_t incarnation);
+  // `*duplicate` is set when the batch is answered as a duplicate of one the
+  // log holds.
   ProducePartitionResponse AppendAsLeader(Broker* b, const TopicPartition& tp,
-                                          const RecordBatch& batch, int16_t acks);
+                                          const RecordBatch& batch, int16_t acks, bool* duplicate);
   std::optional<ErrorCode> TakeMockError(Broker* b, ApiKey api, const TopicPartition* tp);
   // CauseError's causes that act before (`after_append` false) or after an
   // append of `tp` by leader `b` for a request with `acks` and `deadline`.

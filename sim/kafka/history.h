@@ -66,6 +66,16 @@ struct ResponseEvent {
   ErrorCode error = ErrorCode::NONE;
   Offset base_offset;
   ResponseFate fate = ResponseFate::kSent;  // not kSent: processed, never received
+  // Produce only: what the request's batch for `tp` carried (its producer
+  // epoch and first sequence), and whether the broker answered it as a
+  // duplicate of a batch it holds (ProducerStateEntry.findDuplicateBatch:
+  // nothing written, `base_offset` is the held batch's). A duplicate keeps
+  // the request's record ids too, so a check can tell a true resend from a
+  // different batch that reused a sequence; other answers keep none.
+  Epoch epoch = Epoch::kNone;
+  Sequence first_seq = Sequence::kNone;
+  bool duplicate = false;
+  std::vector<uint64_t> record_ids;
 };
 
 struct FaultEvent {
