@@ -65,7 +65,8 @@ std::span<const SectionKeys> AllSectionKeys() {
       return SectionKeys{s.header, std::move(k)};
     };
     out->push_back(keys(schema::Top(), {"schedule", "producer", "cluster", "network", "workload",
-                                        "faults", "buggify", "checks", "limits", "expect"}));
+                                        "faults", "buggify", "checks", "limits", "clients",
+                                        "expect"}));
     out->push_back(keys(schema::ScheduleSection(), {}));
     out->push_back(keys(schema::ProducerSection(), {}));
     out->push_back(keys(schema::ClusterSection(), {"topics"}));
@@ -707,6 +708,80 @@ void ReadExpect(TableReader& r, std::string_view own, ExpectSpec* e) {
   r.Finish();
 }
 
+// [clients."NAME"]: each a client family's own settings, free-form keys of
+// that client's option names (the client checks them: a name it refuses is
+// the trial's job error), values a string, an integer or a boolean, kept
+// as text.
+bool IsSettingKey(std::string_view key) {
+  if (key.empty() || key.size() > kClientKeyBytesMax) return false;
+  return std::all_of(key.begin(), key.end(), [](char c) {
+    return internal::IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           c == '.' || c == '_' || c == '-';
+  });
+}
+
+void ReadClients(TableReader& top, std::vector<ClientSpec>* out) {
+  const toml::table* clients = top.Table("clients");
+  if (clients == nullptr) return;
+  for (auto&& [key, node] : *clients) {
+    const std::string name(key.str());
+    const Pos pos = PosOf(key.source());
+    if (!internal::Contains(schema::ClientNames(), name)) {
+      top.diag().Add(pos, absl::StrCat("unknown client ", Shown(name), " in [clients]"),
+                     absl::StrCat("use one of: ", Join(schema::ClientNames())));
+      continue;
+    }
+    const toml::table* table = node.as_table();
+    if (table == nullptr) {
+      top.diag().Add(pos, absl::StrCat("clients.", name, " must be a table"),
+                     absl::StrCat("write [clients.", name, "] with the client's own settings, ",
+                                  "such as \"linger.ms\" = 5"));
+      continue;
+    }
+    if (table->size() > kClientSettingsMax) {
+      top.diag().Add(pos, absl::StrCat("clients.", name, " has ", table->size(), " settings"),
+                     absl::StrCat("at most ", kClientSettingsMax));
+      continue;
+    }
+    ClientSpec c;
+    c.name = name;
+    for (auto&& [skey, value] : *table) {
+      const std::string k(skey.str());
+      const Pos at = PosOf(value.source());
+      if (!IsSettingKey(k)) {
+        top.diag().Add(PosOf(skey.source()),
+                       absl::StrCat("clients.", name, ": bad setting name ", Shown(k)),
+                       absl::StrCat("letters, digits, '.', '_' and '-', at most ",
+                                    kClientKeyBytesMax, " bytes"));
+        continue;
+      }
+      std::string text;
+      if (const auto* str = value.as_string()) {
+        text = str->get();
+      } else if (const auto* i = value.as_integer()) {
+        text = absl::StrCat(i->get());
+      } else if (const auto* b = value.as_boolean()) {
+        text = b->get() ? "true" : "false";
+      } else {
+        top.diag().Add(at, absl::StrCat("clients.", name, ".", k, " must be a string, an integer "
+                                        "or a boolean"),
+                       "write the client's value as it documents it, e.g. \"5\" or 5");
+        continue;
+      }
+      if (text.size() > kClientValueBytesMax || text.find('\0') != std::string::npos) {
+        top.diag().Add(at, absl::StrCat("clients.", name, ".", k, " is too long or holds a NUL"),
+                       absl::StrCat("at most ", kClientValueBytesMax, " bytes"));
+        continue;
+      }
+      c.settings.emplace_back(k, std::move(text));
+    }
+    std::sort(c.settings.begin(), c.settings.end());
+    out->push_back(std::move(c));
+  }
+  std::sort(out->begin(), out->end(),
+            [](const ClientSpec& a, const ClientSpec& b) { return a.name < b.name; });
+}
+
 // ---------------------------------------------------------------------------
 // The top level.
 
@@ -765,6 +840,7 @@ void ReadTop(TableReader& top, Pos end, Scenario* s) {
     ReadFields(r, schema::BuggifySection(), &s->buggify);
     r.Finish();
   });
+  ReadClients(top, &s->clients);
   ReadSection(top, "expect", schema::ExpectSection().header, [&](TableReader& r) {
     s->expect.emplace();
     ReadExpect(r, s->producer.profile, &*s->expect);
@@ -904,6 +980,14 @@ std::string PrintScenario(const Scenario& s) {
   if (!s.buggify.sites.empty()) PrintSection(schema::BuggifySection(), &s.buggify, &out);
   if (s.checks != ChecksSpec{}) PrintSection(schema::ChecksSection(), &s.checks, &out);
   PrintSection(schema::LimitsSection(), &s.limits, &out);
+  for (const ClientSpec& c : s.clients) {
+    absl::StrAppend(&out, "\n# ", c.name,
+                    "'s own settings, for a real ", c.name,
+                    " (wire mode), after those mapped from [producer].\n[clients.", c.name, "]\n");
+    for (const auto& [k, v] : c.settings) {
+      absl::StrAppend(&out, internal::TomlQuote(k), " = ", internal::TomlQuote(v), "\n");
+    }
+  }
   if (s.expect) PrintExpect(*s.expect, &out);
   return out;
 }

@@ -603,6 +603,14 @@ std::vector<MalformedCase> MalformedCases() {
        "entries must be strings"},
       {"unknown_key_in_buggify", kBase + "[buggify]\nsite = [\"net.delay\"]\n", 8,
        "did you mean \"sites\""},
+      {"unknown_client", kBase + "[clients.rdkafka]\nacks = 1\n", 7,
+       "unknown client \"rdkafka\" in [clients]"},
+      {"client_not_table", kBase + "[clients]\nlibrdkafka = 1\n", 8,
+       "clients.librdkafka must be a table"},
+      {"client_bad_key", kBase + "[clients.librdkafka]\n\"linger ms\" = 5\n", 8,
+       "bad setting name \"linger ms\""},
+      {"client_bad_value", kBase + "[clients.librdkafka]\n\"linger.ms\" = 1.5\n", 8,
+       "must be a string, an integer or a boolean"},
   };
 }
 
@@ -680,6 +688,28 @@ TEST(ScenarioErrors, UnknownBuggifySiteAtItsColumnWithTheValidNames) {
               HasSubstr("(hint: use one of: net.delay, net.slow_connect, broker.slow_request, "
                         "broker.slow_metadata, broker.slow_fetch)"));
   ErrorLine(s.status());
+}
+
+// [clients."NAME"]: each client's own settings, values as text, sorted by
+// key; they print back and parse to the same scenario.
+TEST(ScenarioParse, ClientSettings) {
+  absl::StatusOr<Scenario> s = ParseScenario(
+      kBase + "[clients.librdkafka]\n\"linger.ms\" = 5\n\"enable.idempotence\" = true\n"
+              "\"compression.type\" = \"none\"\n[clients.kafkajs]\nconcurrent_sends = 4\n",
+      "origin");
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->clients.size(), 2u);
+  EXPECT_EQ(s->clients[0].name, "kafkajs");
+  EXPECT_EQ(s->clients[1].name, "librdkafka");
+  using KV = std::pair<std::string, std::string>;
+  EXPECT_EQ(s->clients[1].settings,
+            (std::vector<KV>{{"compression.type", "none"}, {"enable.idempotence", "true"},
+                             {"linger.ms", "5"}}));
+  ASSERT_NE(s->Client("kafkajs"), nullptr);
+  EXPECT_EQ(s->Client("sarama"), nullptr);
+  absl::StatusOr<Scenario> again = ParseScenario(PrintScenario(*s), "printed");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *s);
 }
 
 // More than 10,000 faults are refused at the first one over the limit.

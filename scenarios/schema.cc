@@ -820,6 +820,11 @@ const LatencyKind* FindLatencyKind(std::string_view name) {
 }
 
 StringList Profiles() { return kProfiles; }
+
+// The driver families of wire/drivers.cc that take settings of their own
+// (kafkajs-fixes runs the kafkajs driver, so it reads [clients.kafkajs]).
+constexpr std::string_view kClientNames[] = {"librdkafka", "kafkajs"};
+StringList ClientNames() { return kClientNames; }
 StringList Policies() { return kPolicies; }
 StringList Verdicts() { return kVerdicts; }
 StringList CheckNames() { return kChecks; }

@@ -158,6 +158,8 @@ const LatencyKind* FindLatencyKind(std::string_view name);
 // --- Value lists the format shares with its users.
 
 StringList Profiles();
+// The real clients a scenario may give settings of its own ([clients."NAME"]).
+StringList ClientNames();
 StringList Policies();
 StringList Verdicts();
 StringList CheckNames();

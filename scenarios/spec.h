@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/core/time.h"
@@ -207,6 +209,22 @@ struct ExpectSpec {
   bool operator==(const ExpectSpec&) const = default;
 };
 
+// A real client's own settings, for wire mode: [clients."NAME"], each key
+// one of that client's own option names (librdkafka's properties, the
+// kafkajs driver's options: clients/README.md), each value as text. They
+// are passed to that client's driver after the ones mapped from [producer],
+// so they win; another client and the model ignore them (and say so).
+struct ClientSpec {
+  std::string name;  // a client family: schema::ClientNames()
+  std::vector<std::pair<std::string, std::string>> settings;  // sorted by key
+
+  bool operator==(const ClientSpec&) const = default;
+};
+// Bounds on [clients."NAME"] (a limit on everything).
+inline constexpr size_t kClientSettingsMax = 64;
+inline constexpr size_t kClientKeyBytesMax = 128;
+inline constexpr size_t kClientValueBytesMax = 1024;
+
 // Seeds are TOML integers in a file, so a scenario holds seeds 0..kSeedMax.
 inline constexpr uint64_t kSeedMax = INT64_MAX;
 
@@ -222,7 +240,16 @@ struct Scenario {
   BuggifySpec buggify;
   ChecksSpec checks;
   LimitsSpec limits;
+  std::vector<ClientSpec> clients;  // sorted by name, each name once
   std::optional<ExpectSpec> expect;
+
+  // The settings for client family `name`, or null.
+  const ClientSpec* Client(std::string_view name) const {
+    for (const ClientSpec& c : clients) {
+      if (c.name == name) return &c;
+    }
+    return nullptr;
+  }
 
   bool operator==(const Scenario&) const = default;
 };

@@ -9,9 +9,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -50,6 +52,21 @@ absl::StatusOr<std::unique_ptr<Child>> Child::Start(EventLoop& loop, const Spec&
   std::vector<char*> args;
   for (const std::string& a : spec.argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The environment, built before fork (only async-signal-safe calls after):
+  // prodsim's own, each of spec.env replacing a variable of its name.
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view var(*e);
+    const bool replaced = std::any_of(spec.env.begin(), spec.env.end(), [&](const auto& kv) {
+      return var.size() > kv.first.size() && var.substr(0, kv.first.size()) == kv.first &&
+             var[kv.first.size()] == '=';
+    });
+    if (!replaced) env_text.emplace_back(var);
+  }
+  for (const auto& [k, v] : spec.env) env_text.push_back(absl::StrCat(k, "=", v));
+  std::vector<char*> envp;
+  for (std::string& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
@@ -76,7 +93,7 @@ absl::StatusOr<std::unique_ptr<Child>> Child::Start(EventLoop& loop, const Spec&
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
-    execvp(args[0], args.data());
+    execvpe(args[0], args.data(), envp.data());
     const int e = errno;
     [[maybe_unused]] const ssize_t w = write(exec_status[1], &e, sizeof e);
     _exit(127);

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
@@ -34,6 +35,9 @@ class Child {
   struct Spec {
     std::vector<std::string> argv;  // argv[0] is the program (a path, or a name on PATH)
     std::string stdin_text;         // written, then stdin is closed
+    // Set in the child's environment (over prodsim's own), e.g. the
+    // LD_LIBRARY_PATH of a client version.
+    std::vector<std::pair<std::string, std::string>> env;
   };
   using LineCallback = absl::AnyInvocable<void(std::string line)>;
 

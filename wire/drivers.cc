@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <type_traits>
@@ -9,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "scenarios/spec.h"
 #include "wire/json_line.h"
 
 namespace wire {
@@ -124,10 +126,13 @@ namespace {
 // checks read (when the scenario leaves the setting unset).
 struct KnownDriver {
   const char* name;
+  const char* family;        // whose [clients."NAME"] settings it takes
   const char* program;
   const char* subdir;        // under clients/ (and the build tree's clients/)
   const char* source_needs;  // not built: run from the source tree when this is there
   const char* missing;       // how to get the program
+  const char* built_version; // the version the program runs without @VERSION
+  const char* module;        // kafkajs: the npm module the driver requires ("" if none)
   ClientConfig (*config)(const ProducerSpec&);
   bool idempotent_default;
   int16_t acks_default;
@@ -140,24 +145,87 @@ constexpr KnownDriver kKnownDrivers[] = {
     // max.in.flight 1000000 (5 with idempotence: the broker's limit).
     // rd_kafka_handle_idempotent_Produce_error retries a batch refused with
     // OUT_OF_ORDER_SEQUENCE_NUMBER when an earlier one in flight failed, so
-    // that answer is not itself a violation.
-    {"librdkafka", "prodsim-librdkafka", "librdkafka", nullptr,
-     "build the default preset, or set PRODSIM_CLIENTS_DIR", LibrdkafkaConfig, false, -1, 1000000,
-     false},
+    // that answer is not itself a violation. Debian 12's library unless
+    // @VERSION names one built by clients/librdkafka/build-version.sh.
+    {"librdkafka", "librdkafka", "prodsim-librdkafka", "librdkafka", nullptr,
+     "build the default preset, or set PRODSIM_CLIENTS_DIR", "2.0.2", "", LibrdkafkaConfig, false,
+     -1, 1000000, false},
     // kafkajs 2.2.4: idempotent false, acks -1 (all), maxInFlightRequests
     // unlimited (null); the driver takes the scenario's names as they are.
     // Not built by CMake: node, and `npm ci` in clients/kafkajs (its README).
-    {"kafkajs", "prodsim-kafkajs", "kafkajs", "node_modules",
-     "run 'npm ci' in clients/kafkajs (node and npm), or set PRODSIM_CLIENTS_DIR", ScenarioNames,
-     false, -1, 1000000, true},
+    {"kafkajs", "kafkajs", "prodsim-kafkajs", "kafkajs", "node_modules",
+     "run 'npm ci' in clients/kafkajs (node and npm), or set PRODSIM_CLIENTS_DIR", "2.2.4",
+     "kafkajs", ScenarioNames, false, -1, 1000000, true},
+    // kafkajs-fixes 2.3.1, a fork of kafkajs 2.2.4 on npm (the same options),
+    // locked beside it in clients/kafkajs/package-lock.json.
+    {"kafkajs-fixes", "kafkajs", "prodsim-kafkajs", "kafkajs", "node_modules",
+     "run 'npm ci' in clients/kafkajs (node and npm), or set PRODSIM_CLIENTS_DIR", "2.3.1",
+     "kafkajs-fixes", ScenarioNames, false, -1, 1000000, true},
     // sarama.NewConfig(): idempotent false, WaitForLocal (1), 5 open requests.
-    {"sarama", "prodsim-sarama", "sarama", nullptr,
+    {"sarama", "sarama", "prodsim-sarama", "sarama", nullptr,
      "build the default preset (Debian's Sarama), or clients/sarama/build.sh into "
      "$PRODSIM_CLIENTS_DIR",
-     ScenarioNames, false, 1, 5, true},
+     "", "", ScenarioNames, false, 1, 5, true},
 };
 
+bool IsVersionText(std::string_view v) {
+  if (v.empty() || v.size() > 64) return false;
+  return std::all_of(v.begin(), v.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           c == '.' || c == '-' || c == '_';
+  });
+}
+
+// What @VERSION changes for `k`, from the versions directory.
+absl::Status UseVersion(const KnownDriver& k, const std::string& version, Driver* d) {
+  const std::filesystem::path dir = std::filesystem::path(VersionsDir());
+  const std::string family = k.family;
+  if (family == "librdkafka") {
+    const std::filesystem::path lib = dir / absl::StrCat("librdkafka-", version) / "lib";
+    if (access((lib / "librdkafka.so.1").c_str(), R_OK) != 0) {
+      return absl::NotFoundError(absl::StrCat(
+          "librdkafka ", version, " is not built: no ", (lib / "librdkafka.so.1").string(),
+          " (clients/librdkafka/build-version.sh SOURCE ", (dir / "librdkafka-").string(),
+          version, ")"));
+    }
+    d->env.emplace_back("LD_LIBRARY_PATH", lib.string());
+    return absl::OkStatus();
+  }
+  if (family == "kafkajs") {
+    const std::filesystem::path module =
+        dir / absl::StrCat(k.module, "-", version) / "node_modules" / k.module;
+    if (access((module / "package.json").c_str(), R_OK) != 0) {
+      return absl::NotFoundError(absl::StrCat(
+          k.module, " ", version, " is not installed: no ", (module / "package.json").string(),
+          " (npm install --prefix ", (dir / absl::StrCat(k.module, "-", version)).string(), " ",
+          k.module, "@", version, ")"));
+    }
+    d->env.emplace_back("PRODSIM_KAFKAJS_MODULE", module.string());
+    return absl::OkStatus();
+  }
+  const std::filesystem::path program =
+      dir / absl::StrCat("sarama-", version) / "prodsim-sarama";
+  if (access(program.c_str(), X_OK) != 0) {
+    return absl::NotFoundError(absl::StrCat("sarama ", version, " is not built: no ",
+                                            program.string(), " (clients/sarama/build.sh ",
+                                            program.string(), " SARAMA_CHECKOUT)"));
+  }
+  d->argv = {program.string()};
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+std::string VersionsDir() {
+  if (const char* env = std::getenv("PRODSIM_VERSIONS_DIR"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+    return absl::StrCat(xdg, "/prodsim/versions");
+  }
+  const char* home = std::getenv("HOME");
+  return absl::StrCat(home != nullptr && *home != '\0' ? home : "/tmp", "/.cache/prodsim/versions");
+}
 
 std::vector<std::string> DriverNames() {
   std::vector<std::string> names;
@@ -167,15 +235,29 @@ std::vector<std::string> DriverNames() {
 
 absl::StatusOr<Driver> FindDriver(std::string_view client) {
   Driver d;
+  const size_t at = client.find('@');
+  const std::string_view name = client.substr(0, at);
+  const std::string version = at == std::string_view::npos ? "" : std::string(client.substr(at + 1));
   for (const KnownDriver& k : kKnownDrivers) {
-    if (client != k.name) continue;
+    if (name != k.name) continue;
+    if (at != std::string_view::npos && !IsVersionText(version)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--client=", absl::string_view(client.data(), client.size()), ": a version is letters, digits, '.', '-' and '_' (e.g. ", k.name,
+          "@2.15.1)"));
+    }
     std::optional<std::string> program = FindProgram(k.program, k.subdir, k.source_needs);
     if (!program) {
       return absl::NotFoundError(absl::StrCat("the ", k.name, " driver (", k.program,
                                               ") was not found: ", k.missing));
     }
-    d.name = k.name;
+    d.name = std::string(client);
+    d.family = k.family;
     d.argv = {*program};
+    if (*k.module != '\0') d.env.emplace_back("PRODSIM_KAFKAJS_MODULE", k.module);
+    if (!version.empty() && version != k.built_version) {
+      d.env.clear();
+      if (absl::Status st = UseVersion(k, version, &d); !st.ok()) return st;
+    }
     d.config = k.config;
     d.idempotent_default = k.idempotent_default;
     d.acks_default = k.acks_default;
@@ -191,6 +273,18 @@ absl::StatusOr<Driver> FindDriver(std::string_view client) {
   }
   d.config = ScenarioNames;
   return d;
+}
+
+ConfigList WithClientSettings(const Driver& driver, const scenarios::Scenario& s,
+                              ConfigList mapped, std::vector<std::string>* not_taken) {
+  for (const scenarios::ClientSpec& c : s.clients) {
+    if (c.name != driver.family) {
+      not_taken->push_back(absl::StrCat("[clients.", c.name, "]"));
+      continue;
+    }
+    for (const auto& kv : c.settings) mapped.push_back(kv);
+  }
+  return mapped;
 }
 
 std::string JobLine(const scenarios::WorkloadSpec& w, const std::vector<std::string>& topics,

@@ -33,8 +33,14 @@ struct ClientConfig {
 };
 
 struct Driver {
-  std::string name;  // "librdkafka", or the command for --client=CMD
+  std::string name;  // "librdkafka", "kafkajs@2.2.4", or the command for --client=CMD
+  // The client family whose [clients."NAME"] settings the driver takes
+  // ("librdkafka", "kafkajs"), or "" (a --client=CMD driver: none).
+  std::string family;
   std::vector<std::string> argv;
+  // Set in the driver's environment: the library or module of a version
+  // (LD_LIBRARY_PATH for librdkafka@V, PRODSIM_KAFKAJS_MODULE for kafkajs).
+  std::vector<std::pair<std::string, std::string>> env;
   // The scenario's producer settings for this client.
   ClientConfig (*config)(const scenarios::ProducerSpec&) = nullptr;
   // The client's defaults, for the checks (RunRecord): what it does when
@@ -46,10 +52,22 @@ struct Driver {
   bool sequence_error_is_violation = true;
 };
 
-// `client` is a known name ("librdkafka") or a command (a path; split on
-// spaces). An error: a known driver whose program was not built.
+// `client` is a known name ("librdkafka"), a known name and a version
+// ("librdkafka@2.15.1", "kafkajs@2.2.4", "sarama@main-bd98b3ae"), or a
+// command (a path; split on spaces). A version other than the one built in
+// is looked up in the versions directory (VersionsDir()): librdkafka-V/lib
+// (clients/librdkafka/build-version.sh), kafkajs-V/node_modules/kafkajs,
+// sarama-V/prodsim-sarama (clients/sarama/build.sh). An error: a known
+// driver whose program or version was not built, saying how to build it.
 absl::StatusOr<Driver> FindDriver(std::string_view client);
 std::vector<std::string> DriverNames();
+// $PRODSIM_VERSIONS_DIR, else $XDG_CACHE_HOME/prodsim/versions, else
+// ~/.cache/prodsim/versions.
+std::string VersionsDir();
+// The config pairs of the scenario's [clients."family"] for `driver`, after
+// `mapped`; and the families it sets that this driver does not take.
+ConfigList WithClientSettings(const Driver& driver, const scenarios::Scenario& s,
+                              ConfigList mapped, std::vector<std::string>* not_taken);
 
 // The job line (one JSON object, no newline) for a run of `workload` over
 // `topics` against `bootstrap`. `flush_timeout` bounds the client's flush

@@ -221,8 +221,10 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
       return result;
     }
   }
-  const ClientConfig config = driver->config(s.producer);
+  ClientConfig config = driver->config(s.producer);
   result.ignored_settings = config.ignored;
+  config.config =
+      WithClientSettings(*driver, s, std::move(config.config), &result.ignored_settings);
   result.client = driver->name;
 
   sim::SchedulerOptions o = plan->scheduler;
@@ -254,6 +256,7 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   ClientLines lines(record, s.workload, topics);
   Child::Spec spec;
   spec.argv = driver->argv;
+  spec.env = driver->env;
   spec.stdin_text =
       JobLine(s.workload, topics, w->bridge.bootstrap(), flush_timeout, config.config) + "\n";
   absl::StatusOr<std::unique_ptr<Child>> child =

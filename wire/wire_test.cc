@@ -115,11 +115,13 @@ TEST(Child, DeliversLinesAndTheExitCode) {
   EventLoop loop;
   std::vector<std::string> lines;
   absl::StatusOr<std::unique_ptr<Child>> c = Child::Start(
-      loop, {{"/bin/sh", "-c", "read x; echo got $x; echo second; echo err >&2; exit 3"}, "job\n"},
+      loop,
+      {{"/bin/sh", "-c", "read x; echo got $x $V; echo second; echo err >&2; exit 3"}, "job\n",
+       {{"V", "from-env"}}},
       [&](std::string l) { lines.push_back(std::move(l)); });
   ASSERT_TRUE(c.ok()) << c.status();
   RunUntil(loop, [&] { return (*c)->Poll() && (*c)->stdout_closed(); });
-  EXPECT_THAT(lines, ElementsAre("got job", "second"));
+  EXPECT_THAT(lines, ElementsAre("got job from-env", "second"));
   EXPECT_EQ((*c)->exit_code(), 3);
   RunUntil(loop, [&] { return (*c)->stderr_text() == "err\n"; });
   EXPECT_EQ((*c)->stderr_text(), "err\n");
@@ -128,7 +130,7 @@ TEST(Child, DeliversLinesAndTheExitCode) {
 TEST(Child, AProgramThatCannotRunIsAnErrorNotAChild) {
   EventLoop loop;
   absl::StatusOr<std::unique_ptr<Child>> c =
-      Child::Start(loop, {{"/nonexistent/prodsim-client"}, ""}, [](std::string) {});
+      Child::Start(loop, {{"/nonexistent/prodsim-client"}, "", {}}, [](std::string) {});
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(c.status().message(), HasSubstr("cannot execute /nonexistent/prodsim-client"));
 }
@@ -138,7 +140,7 @@ TEST(Child, KillEndsTheWholeProcessGroup) {
   std::vector<std::string> lines;
   // The client forks a grandchild that would outlive it; both must go.
   absl::StatusOr<std::unique_ptr<Child>> c =
-      Child::Start(loop, {{"/bin/sh", "-c", "sleep 30 & echo $!; wait"}, ""},
+      Child::Start(loop, {{"/bin/sh", "-c", "sleep 30 & echo $!; wait"}, "", {}},
                    [&](std::string l) { lines.push_back(std::move(l)); });
   ASSERT_TRUE(c.ok()) << c.status();
   RunUntil(loop, [&] { return !lines.empty(); });
