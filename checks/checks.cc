@@ -469,7 +469,9 @@ class PerPartitionOrder final : public Check {
                              const TopicPartition& tp, const std::vector<LogEntry>& entries,
                              size_t partition_number, std::vector<size_t>& placed_in, Witnesses& w,
                              Subject* subject) {
-    std::optional<Seen> prev;
+    // The last record seen of each produce call (one for all calls, unless
+    // the application asked for order within a call only).
+    absl::btree_map<int64_t, Seen> last;
     for (const LogEntry& e : entries) {
       for (size_t i = 0; i < e.record_ids.size(); ++i) {
         const uint64_t id = e.record_ids[i];
@@ -480,6 +482,10 @@ class PerPartitionOrder final : public Check {
           placed_in[*position] = partition_number;
         }
         const Seen cur{id, *position, e.base_offset.value + static_cast<int64_t>(i)};
+        const int64_t call = r.order_within_call ? r.produced[*position].call : 0;
+        auto [it, first] = last.try_emplace(call, cur);
+        std::optional<Seen> prev;
+        if (!first) prev = std::exchange(it->second, cur);
         if (prev.has_value() && cur.index < prev->index) {
           if (w.empty()) {
             // The earlier-produced record, then the one it follows.
@@ -491,7 +497,6 @@ class PerPartitionOrder final : public Check {
                                 " follows offset=", prev->offset, " ", Produced(r, *prev));
           });
         }
-        prev = cur;
       }
     }
   }

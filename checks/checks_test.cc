@@ -331,6 +331,20 @@ TEST(PerPartitionOrder, NoPromiseWithManyOpenRequestsWithoutIdempotence) {
   ExpectViolation("per-partition-order", r, "offset=1 id=2");
 }
 
+// Concurrent produce calls ("order":"per_call"): messages of different
+// calls may land in any order; within one call they keep theirs.
+TEST(PerPartitionOrder, OrderWithinACallOnlyWhenCallsAreConcurrent) {
+  RunRecord r = CleanRecord();
+  r.kafka.final_logs[Tp(1)] = {Entry(0, 0, 0, {4, 2, 6})};
+  r.order_within_call = true;
+  for (ProducedMessage& m : r.produced) m.call = static_cast<int64_t>(m.id);  // one each
+  EXPECT_FALSE(EvaluateCheck("per-partition-order", r).has_value());
+  // Canary: 2 and 4 in one call, written 4 first.
+  r.produced[1].call = 9;
+  r.produced[3].call = 9;
+  ExpectViolation("per-partition-order", r, "offset=1 id=2");
+}
+
 // --- acked-are-durable
 
 // Every ack of the clean record is at its offset.

@@ -21,6 +21,9 @@ struct ProducedMessage {
   std::string topic;
   std::string key;
   sim::Time at;
+  // Wire mode: the produce call that handed the message over (a driver's
+  // "call"), -1 if the driver does not say. See RunRecord::order_within_call.
+  int64_t call = -1;
 };
 
 // Wire mode: what the real client process did, as prodsim saw it (absent in
@@ -83,6 +86,11 @@ struct RunRecord {
   bool producer_started = true;
   // Wire mode only.
   std::optional<ClientRecord> client;
+  // Wire mode: the application made its produce calls concurrently (the
+  // driver's start line says "order":"per_call", e.g. kafkajs with several
+  // send() calls in flight), so it asked for no order between calls: only
+  // the messages of one call must keep their order (per-partition-order).
+  bool order_within_call = false;
   // Whether a broker's OUT_OF_ORDER_SEQUENCE_NUMBER or INVALID_PRODUCER_EPOCH
   // answer is itself a violation (no-broker-sequence-error). True for the
   // Sarama model; false for a client that pipelines idempotent requests and

@@ -63,6 +63,7 @@ void ClientLines::OnLine(sim::Time at, std::string line) {
     const std::optional<std::string> client = j->String("client");
     const std::optional<std::string> version = j->String("version");
     if (client) client_ = *client;
+    r_.order_within_call = j->String("order").value_or("") == "per_call";
     if (client) c_.name = *client;
     if (version) c_.name = absl::StrCat(c_.name, " ", *version);
   } else if (*event == "produce") {
@@ -71,7 +72,8 @@ void ClientLines::OnLine(sim::Time at, std::string line) {
     if (!id || *id <= 0 || !topic) return Garbage(at, line, "a produce line needs id and topic");
     const std::optional<std::string> key = j->String("key");
     topics_[static_cast<uint64_t>(*id)] = *topic;
-    r_.produced.push_back({static_cast<uint64_t>(*id), *topic, key.value_or(""), at});
+    r_.produced.push_back(
+        {static_cast<uint64_t>(*id), *topic, key.value_or(""), at, j->Int("call").value_or(-1)});
   } else if (*event == "ack") {
     const std::optional<int64_t> id = j->Int("id");
     const std::optional<int64_t> partition = j->Int("partition");
