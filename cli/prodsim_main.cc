@@ -39,6 +39,8 @@
 #include "scenarios/scenario.h"
 #include "scenarios/schema.h"
 #include "scenarios/shrink.h"
+#include "search/explore.h"
+#include "search/world.h"
 
 namespace scenarios {
 namespace {
@@ -57,7 +59,11 @@ constexpr const char* kUsage =
     "       prodsim explore --base=FILE (--runs=N | --time=DURATION) [--seed=S]\n"
     "                       [--shard=I/N] [--keep-going] [--out=DIR] [--mock-faults]\n"
     "                       [--jobs=N] [--known=DIR] [--no-shrink]\n"
+    "                       [--client=NAME[@VERSION]|CMD [--bound=DURATION]\n"
+    "                        [--shrink-trials=K] [--shrink-needed=R] [--shrink-time=DURATION]]\n"
     "       prodsim shrink FILE -o MIN.toml [--max-runs=N] [--keep-close-at] [--check=NAME]\n"
+    "                      [--client=NAME[@VERSION]|CMD [--trials=K] [--needed=R]\n"
+    "                       [--time=DURATION] [--jobs=N] [--bound=DURATION]]\n"
     "       prodsim decode CRASH_FILE -o SCENARIO.toml [--base=FILE] [--profile=NAME]\n"
     "                      [--max-messages=N] [--max-faults=N] [--mock-faults]\n"
     "       prodsim encode SCENARIO.toml -o BYTES [--base=FILE] [--profile=NAME]\n"
@@ -96,6 +102,14 @@ constexpr const char* kUsage =
     "  known findings: reported as known, not new; without --keep-going the search\n"
     "  stops at the first new one. Exit 0: nothing (new) found; 1: found failures\n"
     "  (with --known: a new signature, unclassified included).\n"
+    "  --client=NAME runs each generated scenario over the wire against a real\n"
+    "  client instead (prodsim real's drivers; NAME@VERSION another version), one\n"
+    "  trial each, --jobs trials at once (default 8: trials sleep most of the\n"
+    "  time), each bounded by --bound (default 120s); every line names the client\n"
+    "  and its version and the load; each failing file gets its trial's report\n"
+    "  and broker history beside it; a new signature's smallest file is shrunk\n"
+    "  over the wire (a change kept when --shrink-needed of --shrink-trials\n"
+    "  trials fail the same way, default 2 of 5, at most --shrink-time, 600s).\n"
     "shrink: makes a failing scenario small while it keeps failing with the same\n"
     "  verdict and check: removes faults, shortens them, cuts messages, keys, topics,\n"
     "  partitions and brokers, and moves settings toward their defaults. Prints each\n"
@@ -104,6 +118,10 @@ constexpr const char* kUsage =
     "  search (default 3000 runs). --keep-close-at keeps workload.close_at.\n"
     "  --check=NAME keeps that check among the violations instead of the verdict\n"
     "  and deciding check (a symptom another check's verdict hides).\n"
+    "  --client=NAME shrinks over the wire against a real client: each candidate\n"
+    "  runs --trials=K times (default 5, --jobs at once, default 8) and is kept\n"
+    "  when --needed=R of them (default 2) fail with the same verdict, check and\n"
+    "  signature; --time bounds the whole search (default 1800s).\n"
     "decode: the scenario a scenario_fuzzer input (a libFuzzer crash file) stands\n"
     "  for, written as a scenario file with the verdict of its run as [expect]; then\n"
     "  prodsim shrink makes it small. --base (default: the compiled-in\n"
@@ -306,7 +324,12 @@ struct ExploreArgs {
   bool mock_faults = false;
   bool shrink = true;
   std::string known;
-  unsigned jobs = MachineCores();
+  unsigned jobs = 0;  // 0: the default (the cores; over the wire search::kRealJobsDefault)
+  // Over the wire.
+  std::string client;
+  Duration bound = Duration::Seconds(120);
+  int64_t shrink_trials = 5, shrink_needed = 2;
+  Duration shrink_time = Duration::Seconds(600);
 };
 
 bool ParseUint(const std::string& text, uint64_t* v) {
@@ -361,57 +384,30 @@ int ParseExploreArgs(int argc, char** argv, ExploreArgs* a) {
                ParseUint(value.substr(0, value.find('/')), &a->shard) &&
                ParseUint(value.substr(value.find('/') + 1), &a->shards) && a->shards > 0 &&
                a->shard < a->shards) {
+    } else if (arg == "--client" && !value.empty()) {
+      a->client = value;
+    } else if (arg == "--bound" && cli::ParsePositiveDuration(value, &a->bound)) {
+    } else if (arg == "--shrink-time" && cli::ParsePositiveDuration(value, &a->shrink_time)) {
+    } else if (arg == "--shrink-trials" && ParseUint(value, &n) && n > 0 && n <= 1000) {
+      a->shrink_trials = static_cast<int64_t>(n);
+    } else if (arg == "--shrink-needed" && ParseUint(value, &n) && n > 0 && n <= 1000) {
+      a->shrink_needed = static_cast<int64_t>(n);
     } else {
       return Usage(absl::StrCat("bad explore flag '", argv[i], "'",
                                 value.empty() ? "" : absl::StrCat(" = '", value, "'"),
-                                " (--runs=N>0, --time=SECONDSs, --seed=N, --shard=I/N with I<N, --jobs=1..1024)"));
+                                " (--runs=N>0, --time=SECONDSs, --seed=N, --shard=I/N with I<N, "
+                                "--jobs=1..1024, --client=NAME[@VERSION]|CMD, --bound=DURATION, "
+                                "--shrink-trials=K, --shrink-needed=R<=K, --shrink-time=DURATION)"));
     }
+  }
+  if (a->shrink_needed > a->shrink_trials) {
+    return Usage(absl::StrCat("--shrink-needed=", a->shrink_needed, " is more than --shrink-trials=",
+                              a->shrink_trials));
   }
   if (a->base.empty()) return Usage("explore needs --base=FILE");
   if ((a->runs > 0) == (a->time.nanos() > 0))
     return Usage("explore needs one of --runs=N or --time=Ns");
   return -1;
-}
-
-std::string FailureFile(const ExploreArgs& a, const RunOutput& out, uint64_t seed) {
-  return absl::StrCat(a.out, "/", std::string(VerdictName(out.verdict)),
-                      out.failing_check.empty() ? "" : absl::StrCat("-", out.failing_check),
-                      "-seed", seed, ".toml");
-}
-
-// The signatures of the scenario files under `dir` (recursively): each
-// file's [expect] signature and its [expect.profiles] entries' signatures;
-// a file that names none is run, and its run's signature counts. False,
-// with *code set, if the directory or a file cannot be read.
-bool LoadKnownSignatures(const std::string& dir, std::set<std::string>* known, int* code) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
-    std::fprintf(stderr, "prodsim: --known=%s: not a directory\n", dir.c_str());
-    *code = kExitNoFile;
-    return false;
-  }
-  std::vector<std::string> files;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir, ec)) {
-    if (e.is_regular_file() && e.path().extension() == ".toml") files.push_back(e.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  for (const std::string& f : files) {
-    Scenario s;
-    if (!Load(f, &s, code)) return false;
-    size_t named = 0;
-    if (s.expect.has_value()) {
-      if (!s.expect->signature.empty()) known->insert(s.expect->signature), ++named;
-      for (const ProfileExpectSpec& p : s.expect->profiles) {
-        if (!p.signature.empty()) known->insert(p.signature), ++named;
-      }
-    }
-    if (named > 0) continue;
-    const RunOutput out = RunScenario(s);
-    if (out.verdict != Verdict::kPass && out.verdict != Verdict::kHarnessError) {
-      known->insert(SignatureName(out));
-    }
-  }
-  return true;
 }
 
 int Explore(int argc, char** argv) {
@@ -420,165 +416,36 @@ int Explore(int argc, char** argv) {
   Scenario base;
   int code = 0;
   if (!Load(a.base, &base, &code)) return code;
-  std::set<std::string> known;
-  if (!a.known.empty() && !LoadKnownSignatures(a.known, &known, &code)) return code;
-  if (!a.out.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(a.out, ec);
-    if (ec) {
-      std::fprintf(stderr, "prodsim: cannot create --out directory %s: %s\n", a.out.c_str(),
-                   ec.message().c_str());
-      return kExitCantCreate;
+  search::ExploreOptions o;
+  if (!a.known.empty() && !search::LoadKnownSignatures(a.known, &o.known, &code)) return code;
+  if (!a.out.empty() && !cli::MakeDirectory(a.out)) return kExitCantCreate;
+  search::World world = search::World::Model();
+  if (!a.client.empty()) {
+    wire::RealOptions real;
+    real.client = a.client;
+    real.bound = a.bound;
+    absl::StatusOr<search::World> w = search::World::Real(real);
+    if (!w.ok()) {
+      std::fprintf(stderr, "prodsim: %s\n", std::string(w.status().message()).c_str());
+      return kExitUsage;
     }
+    world = *std::move(w);
   }
-  std::map<std::string, int64_t> failures;
-  // Findings by signature: how many, the first seed, the smallest file.
-  struct Group {
-    int64_t count = 0;
-    uint64_t first_seed = 0;
-    std::string smallest_path;
-    size_t smallest_size = SIZE_MAX;
-    Scenario smallest;
-  };
-  std::map<std::string, Group> groups;
-  int64_t runs = 0, found = 0, found_new = 0;
-  const auto started = WallClock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(WallClock::now() - started).count(); };
-  double last_progress = 0;
-  auto progress = [&](FILE* f) {
-    std::fprintf(f, "[explore] runs=%lld runs/s=%.1f failures=%lld", static_cast<long long>(runs),
-                 static_cast<double>(runs) / std::max(elapsed(), 1e-9),
-                 static_cast<long long>(found));
-    for (const auto& [name, n] : failures)
-      std::fprintf(f, " %s=%lld", name.c_str(), static_cast<long long>(n));
-    if (!known.empty()) std::fprintf(f, " new=%lld", static_cast<long long>(found_new));
-    std::fprintf(f, "\n");
-  };
-  // Runs go on --jobs threads; they are consumed (printed, written, counted)
-  // in index order, so the output is the same for every --jobs.
-  // What the consumer needs of a run, made on the worker's thread: the run's
-  // output (its history, its logs) is freed where it was allocated, and a
-  // passing run hands over a few bytes.
-  struct Explored {
-    uint64_t seed = 0;
-    bool failed = false;
-    std::string name;       // the failure's tally key: the check, or the verdict
-    std::string signature;  // SignatureName
-    std::string text;       // VerdictText
-    std::string path;       // where --out puts it
-    std::string file;       // the scenario with its verdict as [expect]
-    Scenario scenario;      // with --out: the scenario, for shrinking
-  };
-  int write_error = 0;
-  RunInOrder(
-      a.jobs, a.runs > 0 ? static_cast<uint64_t>(a.runs) : UINT64_MAX,
-      [&](uint64_t i) {
-        Explored run;
-        run.seed = ExploreSeed(a.seed, a.shard, a.shards, i);
-        Scenario s = Generate(base, run.seed, GenerateOptions{.mock_faults = a.mock_faults});
-        const RunOutput out = RunScenario(s);
-        if (out.verdict == Verdict::kPass) return run;
-        run.failed = true;
-        run.name = FailureName(out);
-        run.signature = SignatureName(out);
-        run.text = VerdictText(out);
-        if (!a.out.empty()) {
-          s.expect = ExpectOf(out);
-          run.path = FailureFile(a, out, run.seed);
-          run.file = PrintScenario(s);
-          run.scenario = std::move(s);
-        }
-        return run;
-      },
-      [&](uint64_t, Explored& run) {
-        if (a.time.nanos() > 0 && elapsed() * 1e9 >= static_cast<double>(a.time.nanos())) {
-          return false;
-        }
-        ++runs;
-        if (run.failed) {
-          ++found;
-          ++failures[run.name];
-          const bool is_known = known.contains(run.signature);
-          if (!is_known) ++found_new;
-          const char* mark = known.empty() ? "" : is_known ? " (known)" : " (new)";
-          Group& g = groups[run.signature];
-          if (g.count++ == 0) g.first_seed = run.seed;
-          std::printf("found: seed %llu: %s%s\n", static_cast<unsigned long long>(run.seed),
-                      run.text.c_str(), mark);
-          if (!a.out.empty()) {
-            std::ofstream f(run.path);
-            f << run.file;
-            f.close();
-            if (!f) {
-              std::fprintf(stderr, "prodsim: cannot write %s\n", run.path.c_str());
-              write_error = kExitCantCreate;
-              return false;
-            }
-            std::printf("  written to %s (replay: prodsim run %s)\n", run.path.c_str(),
-                        run.path.c_str());
-            if (run.file.size() < g.smallest_size) {
-              g.smallest_size = run.file.size();
-              g.smallest_path = run.path;
-              g.smallest = std::move(run.scenario);
-            }
-          }
-          // With --known, a known finding does not stop the search.
-          if (!a.keep_going && !is_known) return false;
-        }
-        if (elapsed() - last_progress >= 2.0) {
-          last_progress = elapsed();
-          progress(stderr);
-        }
-        return true;
-      });
-  if (write_error != 0) return write_error;
-  std::printf("summary: ");
-  progress(stdout);
-  if (!groups.empty()) {
-    // By count, then name: the table a CI job reads.
-    std::vector<std::pair<std::string, const Group*>> rows;
-    for (const auto& [sig, g] : groups) rows.emplace_back(sig, &g);
-    std::stable_sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
-      return x.second->count > y.second->count;
-    });
-    std::printf("by signature (%zu):\n", rows.size());
-    for (const auto& [sig, g] : rows) {
-      const bool is_known = known.contains(sig);
-      std::printf("  %6lld %5.1f%% %-5s %s first seed %llu%s%s\n", static_cast<long long>(g->count),
-                  100.0 * static_cast<double>(g->count) / static_cast<double>(found),
-                  known.empty() ? "" : is_known ? "known" : "new", sig.c_str(),
-                  static_cast<unsigned long long>(g->first_seed),
-                  g->smallest_path.empty() ? "" : ", smallest ",
-                  g->smallest_path.c_str());
-    }
-  }
-  // One shrunk file per new signature, the smallest run's, shrunk while it
-  // keeps the signature.
-  if (!a.out.empty() && a.shrink) {
-    for (auto& [sig, g] : groups) {
-      if (known.contains(sig) || g.smallest_path.empty()) continue;
-      const ShrinkResult r = Shrink(g.smallest);
-      if (!r.reproduced) continue;
-      std::string mechanism = sig.substr(0, sig.find('@'));
-      const std::string path = absl::StrCat(a.out, "/new-", mechanism, ".toml");
-      Scenario shrunk = r.scenario;
-      // The file's name, not its directory: the text is the same wherever --out is.
-      const std::string name = std::filesystem::path(g.smallest_path).filename().string();
-      shrunk.description = absl::StrCat("Shrunk by prodsim explore from ", name, " (", r.runs,
-                                        " runs, signature ", sig, "), which said: ",
-                                        shrunk.description);
-      std::ofstream f(path);
-      f << PrintScenario(shrunk);
-      f.close();
-      if (!f) {
-        std::fprintf(stderr, "prodsim: cannot write %s\n", path.c_str());
-        return kExitCantCreate;
-      }
-      std::printf("shrunk %s: %s (%s)\n", sig.c_str(), path.c_str(), DescribeSize(shrunk).c_str());
-    }
-  }
-  if (!known.empty()) return found_new > 0 ? 1 : 0;
-  return found > 0 ? 1 : 0;
+  o.out = a.out;
+  o.runs = a.runs;
+  o.time = a.time;
+  o.seed = a.seed;
+  o.shard = a.shard;
+  o.shards = a.shards;
+  o.keep_going = a.keep_going;
+  o.shrink = a.shrink;
+  o.generate.mock_faults = a.mock_faults;
+  o.generate.client = world.family();
+  o.jobs = a.jobs > 0 ? a.jobs : world.real() ? search::kRealJobsDefault : MachineCores();
+  o.shrink_trials = static_cast<int>(a.shrink_trials);
+  o.shrink_needed = static_cast<int>(a.shrink_needed);
+  o.shrink_time = a.shrink_time;
+  return search::Explore(base, world, o);
 }
 
 int ShrinkCommand(int argc, char** argv) {
@@ -586,6 +453,12 @@ int ShrinkCommand(int argc, char** argv) {
   int64_t max_runs = ShrinkOptions{}.max_runs;
   bool keep_close_at = false;
   std::string check;
+  // Over the wire: K trials per candidate, kept when R of them fail the
+  // same way, at most --time in all, trials --jobs at once.
+  std::string client;
+  int64_t trials = 5, needed = 2;
+  Duration time_bound = Duration::Seconds(1800), bound = Duration::Seconds(120);
+  unsigned jobs = search::kRealJobsDefault;
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
     std::string value;
@@ -601,6 +474,20 @@ int ShrinkCommand(int argc, char** argv) {
     if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       return 0;
+    } else if (arg == "--client") {
+      if (value.empty()) return Usage("shrink: --client needs a driver name or a command");
+      client = value;
+    } else if (arg == "--trials" || arg == "--needed" || arg == "--jobs") {
+      if (!ParseUint(value, &n) || n == 0 || n > 1000) {
+        return Usage(absl::StrCat("shrink: bad ", arg, " '", value, "' (1..1000)"));
+      }
+      if (arg == "--trials") trials = static_cast<int64_t>(n);
+      if (arg == "--needed") needed = static_cast<int64_t>(n);
+      if (arg == "--jobs") jobs = static_cast<unsigned>(n);
+    } else if (arg == "--time" || arg == "--bound") {
+      if (!cli::ParsePositiveDuration(value, arg == "--time" ? &time_bound : &bound)) {
+        return Usage(absl::StrCat("shrink: bad ", arg, " '", value, "' (a duration such as 600s)"));
+      }
     } else if (arg == "--keep-close-at") {
       keep_close_at = true;
     } else if (arg == "--check") {
@@ -626,28 +513,66 @@ int ShrinkCommand(int argc, char** argv) {
   }
   if (file.empty()) return Usage("shrink needs a scenario file: prodsim shrink FILE -o MIN.toml");
   if (out.empty()) return Usage("shrink needs -o MIN.toml");
+  if (needed > trials) {
+    return Usage(absl::StrCat("shrink: --needed=", needed, " is more than --trials=", trials));
+  }
   Scenario s;
   int code = 0;
   if (!Load(file, &s, &code)) return code;
   const auto started = WallClock::now();
-  std::printf("shrinking %s: %s\n", file.c_str(), DescribeSize(s).c_str());
+  std::optional<search::World> world;
+  if (!client.empty()) {
+    wire::RealOptions real;
+    real.client = client;
+    real.bound = bound;
+    absl::StatusOr<search::World> w = search::World::Real(real);
+    if (!w.ok()) {
+      std::fprintf(stderr, "prodsim: %s\n", std::string(w.status().message()).c_str());
+      return kExitUsage;
+    }
+    world = *std::move(w);
+  }
+  std::printf("shrinking %s: %s%s\n", file.c_str(), DescribeSize(s).c_str(),
+              world ? absl::StrCat("; over the wire with ", client, ": a change is kept when ",
+                                   needed, " of ", trials, " trials fail the same way")
+                          .c_str()
+                    : "");
   ShrinkOptions options;
-  options.max_runs = max_runs;
+  options.max_runs = world ? INT64_MAX : max_runs;
   options.keep_close_at = keep_close_at;
   options.check = check;
   options.log = [](const std::string& step) {
     std::printf("  %s\n", step.c_str());
     std::fflush(stdout);
   };
+  if (world) {
+    options.trials = [&](const Scenario& c) {
+      return search::Outputs(search::Trials(*world, c, static_cast<int>(trials), jobs));
+    };
+    options.needed = static_cast<int>(needed);
+    options.stop = [&] {
+      return std::chrono::duration<double>(WallClock::now() - started).count() * 1e9 >=
+             static_cast<double>(time_bound.nanos());
+    };
+  }
   ShrinkResult r = Shrink(s, options);
   if (!r.reproduced) {
-    std::printf("%s: %s, nothing to shrink\n", file.c_str(),
+    std::printf("%s: %s, nothing to shrink", file.c_str(),
                 std::string(VerdictName(r.verdict)).c_str());
+    if (world) {
+      std::printf(" (it failed the same way in %d of %lld trials, fewer than %lld)", r.first_kept,
+                  static_cast<long long>(trials), static_cast<long long>(needed));
+    }
+    std::printf("\n");
     return 1;
   }
   const double secs = std::chrono::duration<double>(WallClock::now() - started).count();
-  r.scenario.description = absl::StrCat("Shrunk by prodsim shrink from ", file, " (", r.runs,
-                                        " runs), which said: ", s.description);
+  r.scenario.description = absl::StrCat(
+      "Shrunk by prodsim shrink from ", file, " (", r.runs,
+      world ? absl::StrCat(" trials of ", client, ", a change kept when ", needed, " of ", trials,
+                           " failed the same way")
+            : std::string(" runs"),
+      "), which said: ", s.description);
   std::ofstream f(out);
   f << PrintScenario(r.scenario);
   f.close();
@@ -660,7 +585,14 @@ int ShrinkCommand(int argc, char** argv) {
               r.failing_check.empty() ? "" : absl::StrCat(" [", r.failing_check, "]").c_str(),
               r.signature.c_str(), r.steps.size(), static_cast<long long>(r.runs), secs);
   std::printf("final size: %s\n", DescribeSize(r.scenario).c_str());
-  std::printf("written to %s (replay: prodsim run %s)\n", out.c_str(), out.c_str());
+  if (world) {
+    std::printf("the result failed the same way in %d of %lld trials (the original: %d)\n",
+                r.last_kept, static_cast<long long>(trials), r.first_kept);
+    std::printf("written to %s (replay: prodsim real %s --client=%s --trials=%lld)\n",
+                out.c_str(), out.c_str(), client.c_str(), static_cast<long long>(trials));
+  } else {
+    std::printf("written to %s (replay: prodsim run %s)\n", out.c_str(), out.c_str());
+  }
   return 0;
 }
 

@@ -1,11 +1,13 @@
 #include "scenarios/explore.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "scenarios/client_fields.h"
 #include "scenarios/fault_fields.h"
 #include "scenarios/realism.h"
 #include "sim/core/assert.h"
@@ -90,6 +92,23 @@ Scenario Generate(const Scenario& base, uint64_t seed, const GenerateOptions& op
     s.schedule.policy = "pct";
     s.schedule.pct_depth = static_cast<int32_t>(prng.UniformInt(1, 6));
   }
+  // A real client: its own settings from a stream of their own, so that
+  // every draw below is the model's for this seed; only the timeouts the
+  // faults are timed against are the client's.
+  std::optional<ClientDraw> client;
+  if (!options.client.empty()) {
+    sim::Prng cprng = prng.Fork("client");
+    client = DrawClient(cprng, options.client);
+    s.producer.net_read_timeout = client->read_timeout;
+    // Several partitions per broker half the time (so one request carries
+    // several), as many topics as the base has.
+    if (cprng.Chance(1, 2)) {
+      const int32_t per_broker = static_cast<int32_t>(cprng.UniformInt(2, 3));
+      for (TopicSpec& t : s.cluster.topics) {
+        t.partitions = std::max(t.partitions, s.cluster.brokers * per_broker);
+      }
+    }
+  }
   s.network.latency = LatencySpec{};
   s.network.latency.kind = "uniform";
   s.network.latency.min = Duration::Micros(prng.UniformInt(50, 500));
@@ -133,6 +152,7 @@ Scenario Generate(const Scenario& base, uint64_t seed, const GenerateOptions& op
     PrngIO io(prng);
     internal::ProducerFields(io, base.producer, &s.producer);
   }
+  if (client) ApplyClientDraw(*client, options.client, &s);
   if (options.wedge_faults) AddWedgeFaults(prng, &s);
   DropUnrealisticFaults(&s);
   return s;

@@ -40,6 +40,12 @@ struct GenerateOptions {
   // The share of runs, per mille, on the go policy (the rest: random and
   // PCT, half each). 0: the policies explore drew before go existed.
   uint32_t go_share_per_mille = 500;
+  // Over the wire (explore --client): the client family ("librdkafka",
+  // "kafkajs", "sarama", or "other" for a driver prodsim does not know)
+  // whose own settings and timing are drawn too (scenarios/client_fields.h),
+  // and whether topics get several partitions per broker (so one request
+  // carries several partitions). "": the model, every draw as before.
+  std::string client = {};
 };
 
 // A scenario from `base` and `seed` (a pure function of both and the

@@ -52,7 +52,14 @@ class Shrinker {
 
   const Scenario& current() const { return current_; }
   int64_t runs() const { return runs_; }
-  bool exhausted() const { return runs_ >= options_.max_runs; }
+  bool exhausted() const {
+    return runs_ >= options_.max_runs || (options_.stop && options_.stop());
+  }
+  // With options_.trials: how many of `outs` keep the failure.
+  int Kept(const std::vector<RunOutput>& outs) const {
+    return static_cast<int>(
+        std::count_if(outs.begin(), outs.end(), [&](const RunOutput& o) { return Keeps(o); }));
+  }
   const std::vector<std::string>& steps() const { return steps_; }
   const ShrinkOptions& options() const { return options_; }
 
@@ -68,6 +75,15 @@ class Shrinker {
     // back to itself (a shrunk file must replay).
     absl::StatusOr<Scenario> round = ParseScenario(PrintScenario(candidate), "<shrink>");
     if (!round.ok() || !(*round == candidate)) return false;
+    if (options_.trials) {
+      const std::vector<RunOutput> outs = options_.trials(candidate);
+      runs_ += static_cast<int64_t>(outs.size());
+      if (Kept(outs) < options_.needed) return false;
+      current_ = std::move(candidate);
+      steps_.push_back(what);
+      if (options_.log) options_.log(what);
+      return true;
+    }
     // The seed decides the interleaving, and any change of the scenario
     // gives a different one; so a change may also take another seed.
     const uint64_t seed = candidate.seed;
@@ -367,8 +383,25 @@ bool CutCluster(Shrinker& sh) {
 
 // Each producer setting back to Sarama's default (unset).
 bool DefaultConfig(Shrinker& sh) {
-  return FieldsToDefault(sh, schema::ProducerSection(), "producer", "Sarama's default",
-                         [](Scenario& c) -> ProducerSpec& { return c.producer; });
+  bool any = FieldsToDefault(sh, schema::ProducerSection(), "producer", "Sarama's default",
+                             [](Scenario& c) -> ProducerSpec& { return c.producer; });
+  // A real client's own settings: each left out (the client's default).
+  for (size_t k = 0; k < sh.current().clients.size(); ++k) {
+    for (size_t i = 0; i < sh.current().clients[k].settings.size();) {
+      const ClientSpec& c = sh.current().clients[k];
+      const std::string what =
+          absl::StrCat("clients.", c.name, ".", c.settings[i].first, " -> the client's default");
+      if (sh.Try(what, [&](Scenario& t) {
+            auto& settings = t.clients[k].settings;
+            settings.erase(settings.begin() + static_cast<ptrdiff_t>(i));
+          })) {
+        any = true;
+      } else {
+        ++i;
+      }
+    }
+  }
+  return any;
 }
 
 bool RemovePerturbations(Shrinker& sh) {
@@ -435,16 +468,38 @@ std::string DescribeSize(const Scenario& s) {
                           : absl::StrCat(", ", s.schedule.tape.size(), " schedule tape byte(s)"));
 }
 
+namespace {
+
+// The run that decides what the search keeps: the model's run, or, over
+// the wire, the first of the K trials that fails (the most common failing
+// way would be better; the first is what a person saw).
+RunOutput FirstRun(const Scenario& s, const ShrinkOptions& options,
+                   std::vector<RunOutput>* trials) {
+  if (!options.trials) return RunScenario(s);
+  *trials = options.trials(s);
+  for (RunOutput& o : *trials) {
+    if (o.verdict != Verdict::kPass && o.verdict != Verdict::kHarnessError) return o;
+  }
+  return trials->empty() ? RunOutput{} : trials->front();
+}
+
+}  // namespace
+
 ShrinkResult Shrink(const Scenario& original, const ShrinkOptions& options) {
   ShrinkResult result;
-  const RunOutput first = RunScenario(original);
-  result.runs = 1;
+  std::vector<RunOutput> trials;
+  const RunOutput first = FirstRun(original, options, &trials);
+  result.runs = options.trials ? static_cast<int64_t>(trials.size()) : 1;
   result.verdict = first.verdict;
   result.failing_check = first.failing_check;
   result.scenario = original;
   if (first.verdict == Verdict::kPass || first.verdict == Verdict::kHarnessError) return result;
   Shrinker sh(original, first, options);
   if (!sh.Keeps(first)) return result;  // the asked-for check does not fail
+  if (options.trials) {
+    result.first_kept = sh.Kept(trials);
+    if (result.first_kept < options.needed) return result;
+  }
   result.reproduced = true;
   for (bool changed = true; changed && !sh.exhausted();) {
     changed = RemoveFaults(sh);
@@ -461,8 +516,9 @@ ShrinkResult Shrink(const Scenario& original, const ShrinkOptions& options) {
   result.steps = sh.steps();
   // What the shrunk scenario reaches (with --check, it may differ from the
   // original's verdict: only the asked-for check was kept).
-  const RunOutput last = RunScenario(result.scenario);
-  ++result.runs;
+  const RunOutput last = FirstRun(result.scenario, options, &trials);
+  result.runs += options.trials ? static_cast<int64_t>(trials.size()) : 1;
+  if (options.trials) result.last_kept = sh.Kept(trials);
   result.verdict = last.verdict;
   result.failing_check = last.failing_check;
   result.signature = SignatureName(last);

@@ -44,6 +44,17 @@ struct ShrinkOptions {
   std::string check;
   // Called with one line per accepted simplification ("removed fault 3 ...").
   std::function<void(const std::string&)> log;
+  // Another world than the model (prodsim shrink --client: a real client
+  // over the wire, where a run is a sample): `trials` runs a candidate K
+  // times (on as many threads as it likes) and the change is kept when at
+  // least `needed` of the K runs fail the way the search keeps. Set, it
+  // replaces the model's seeds (seeds_per_step is not used: real timing,
+  // not the seed, decides a trial's interleaving).
+  std::function<std::vector<RunOutput>(const Scenario&)> trials;
+  int needed = 1;
+  // Polled before each candidate: true ends the search with what it has
+  // (a wall-clock bound, which scenarios/ does not read itself).
+  std::function<bool()> stop;
 };
 
 struct ShrinkResult {
@@ -54,6 +65,10 @@ struct ShrinkResult {
   Scenario scenario;  // the smallest failing scenario found, with [expect]
   int64_t runs = 0;
   std::vector<std::string> steps;  // the accepted simplifications, in order
+  // With ShrinkOptions::trials: of the K trials of the result, how many
+  // failed the way the search kept (the original's is first_kept).
+  int last_kept = 0;
+  int first_kept = 0;
 };
 
 ShrinkResult Shrink(const Scenario& original, const ShrinkOptions& options = {});

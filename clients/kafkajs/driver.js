@@ -1,22 +1,30 @@
 'use strict'
-// prodsim-kafkajs: the driver protocol (clients/README.md) on kafkajs 2.2.4.
+// prodsim-kafkajs: the driver protocol (clients/README.md) on kafkajs 2.2.4,
+// or on the module named by $PRODSIM_KAFKAJS_MODULE (an npm name such as
+// kafkajs-fixes, or a module directory: wire/drivers.cc sets it for
+// --client=kafkajs, kafkajs-fixes and NAME@VERSION).
 //
 // One job line on stdin; protocol events on stdout, one JSON object per
 // line, each written whole by a single write (stdout is a pipe, and Node
 // writes pipes synchronously on Linux); kafkajs's own log goes to stderr.
-// Every message is its own producer.send() call, made once the send before
-// it has settled: the way an application that needs its messages in order
-// uses kafkajs. kafkajs does not keep concurrent send() calls in order (each
-// takes a different number of asynchronous steps to its broker's lock; a
-// fault-free run with concurrent sends failed per-partition-order in 5 of 5
-// trials), so a driver that fired them concurrently would report an order
-// the application never asked for. The mapping of prodsim's scenario fields onto
-// kafkajs options, and what the driver leaves out, is in README.md here;
-// each choice below that is not in the protocol says why.
 //
-// Invariants: every id handed to send() prints `produce` first and then at
-// most one `ack` or `error` (kafkajs settles each promise once); nothing is
-// printed after `closed`; every wait has a bound.
+// Each producer.send() call (a "call") carries `messages_per_send`
+// consecutive ids of one topic (default 1). By default each call is made
+// once the one before it has settled: the way an application that needs its
+// messages in order uses kafkajs. With `concurrent_sends` N > 1 up to N
+// calls are in flight at once, which kafkajs does not keep in order (each
+// takes a different number of asynchronous steps to its broker's lock), so
+// the start line then says "order":"per_call" and prodsim holds only each
+// call's own messages to their order. README.md here has the options and
+// the mapping of prodsim's scenario fields onto kafkajs; each choice below
+// that is not in the protocol says why.
+//
+// Invariants: every id handed to send() prints `produce` first and then
+// exactly one `ack` or `error` (kafkajs settles each call's promise once, and
+// the driver reports every message of the call from it); nothing is printed
+// after `closed`; every wait has a bound.
+
+const path = require('path')
 
 const kStartNs = process.hrtime.bigint()
 
@@ -197,8 +205,11 @@ function ParseJob(line) {
 }
 
 // ---------------------------------------------------------------------------
-// Configuration: prodsim's scenario field names (wire/drivers.cc
-// ScenarioNames) onto kafkajs options. README.md has the table.
+// Configuration. The job's pairs come in order: first prodsim's scenario
+// field names (wire/drivers.cc ScenarioNames), then the scenario's
+// [clients.kafkajs] table under kafkajs's own option names and the driver's
+// two options; a later pair for the same setting wins. README.md has the
+// tables.
 
 // Fields with no kafkajs equivalent, accepted and not applied (README.md
 // says why for each).
@@ -206,10 +217,16 @@ const kIgnored = new Set(['flush_messages', 'flush_bytes', 'flush_frequency', 'f
   'max_message_bytes', 'channel_buffer_size', 'metadata_retry_max', 'metadata_retry_backoff',
   'return_successes', 'return_errors', 'version'])
 
+const kMsMax = 2147483647 // kafkajs passes these to setTimeout, which wants an int32
+
 function ParseConfig(pairs) {
-  const c = { idempotent: undefined, max_in_flight: undefined, acks: undefined, timeout_ms: undefined,
-    retries: undefined, retry_backoff_ms: undefined, request_timeout_ms: undefined,
-    connection_timeout_ms: undefined }
+  const c = {
+    idempotent: undefined, max_in_flight: undefined, acks: undefined, timeout_ms: undefined,
+    retries: undefined, retry_backoff_ms: undefined, retry_max_ms: undefined,
+    retry_factor: undefined, retry_multiplier: undefined, request_timeout_ms: undefined,
+    enforce_request_timeout: undefined, connection_timeout_ms: undefined,
+    concurrent_sends: 1, messages_per_send: 1,
+  }
   const bad = (name, value, want) => {
     throw new Error(`config ${JSON.stringify(name)}: want ${want}, got ${JSON.stringify(value)}`)
   }
@@ -219,25 +236,54 @@ function ParseConfig(pairs) {
     }
     return Number(value)
   }
-  // Durations come as whole milliseconds with "ms" (wire/drivers.cc Ms).
+  const bool = (name, value) => {
+    if (value !== 'true' && value !== 'false') bad(name, value, '"true" or "false"')
+    return value === 'true'
+  }
+  // A decimal number without exponent, e.g. "0.2" (TOML floats are not
+  // passed, so a scenario writes it as a string).
+  const decimal = (name, value, lo, hi) => {
+    if (!/^(0|[1-9][0-9]{0,5})(\.[0-9]{1,9})?$/.test(value) || Number(value) < lo || Number(value) > hi) {
+      bad(name, value, `a decimal number in [${lo}, ${hi}] (e.g. "0.2")`)
+    }
+    return Number(value)
+  }
+  // Scenario durations come as whole milliseconds with "ms" (wire/drivers.cc
+  // Ms); kafkajs's own options take a plain integer of milliseconds.
   const ms = (name, value) => {
     const m = /^(0|[1-9][0-9]{0,9})ms$/.exec(value)
-    if (!m || Number(m[1]) > 2147483647) bad(name, value, 'milliseconds as "<n>ms", at most 2147483647ms')
+    if (!m || Number(m[1]) > kMsMax) bad(name, value, `milliseconds as "<n>ms", at most ${kMsMax}ms`)
     return Number(m[1])
   }
+  const kjsMs = (name, value, lo) => int(name, value, lo, kMsMax)
   for (const [name, value] of pairs) {
     switch (name) {
-      case 'idempotent':
-        if (value !== 'true' && value !== 'false') bad(name, value, '"true" or "false"')
-        c.idempotent = value === 'true'
-        break
+      // prodsim's scenario fields ([producer]).
+      case 'idempotent': c.idempotent = bool(name, value); break
       case 'net_max_open_requests': c.max_in_flight = int(name, value, 1, 1000000); break
       case 'required_acks': c.acks = int(name, value, -1, 1); break
-      case 'timeout': c.timeout_ms = ms(name, value); break
+      // `timeout` is both a scenario field ("<n>ms") and send()'s own option
+      // (an integer of milliseconds): either form.
+      case 'timeout': c.timeout_ms = /ms$/.test(value) ? ms(name, value) : kjsMs(name, value, 0); break
       case 'retry_max': c.retries = int(name, value, 0, 2147483647); break
       case 'retry_backoff': c.retry_backoff_ms = ms(name, value); break
       case 'net_read_timeout': c.request_timeout_ms = ms(name, value); break
       case 'net_dial_timeout': c.connection_timeout_ms = ms(name, value); break
+      // The driver's own ([clients.kafkajs]).
+      case 'concurrent_sends': c.concurrent_sends = int(name, value, 1, 1000); break
+      case 'messages_per_send': c.messages_per_send = int(name, value, 1, 1000); break
+      // kafkajs's option names ([clients.kafkajs]), in kafkajs's units.
+      case 'maxInFlightRequests': c.max_in_flight = int(name, value, 1, 1000000); break
+      case 'requestTimeout': c.request_timeout_ms = kjsMs(name, value, 1); break
+      case 'connectionTimeout': c.connection_timeout_ms = kjsMs(name, value, 1); break
+      case 'enforceRequestTimeout': c.enforce_request_timeout = bool(name, value); break
+      case 'retry.retries': c.retries = int(name, value, 0, 2147483647); break
+      case 'retry.initialRetryTime': c.retry_backoff_ms = kjsMs(name, value, 0); break
+      case 'retry.maxRetryTime': c.retry_max_ms = kjsMs(name, value, 0); break
+      case 'retry.factor': c.retry_factor = decimal(name, value, 0, 1); break
+      case 'retry.multiplier': c.retry_multiplier = decimal(name, value, 1, 100); break
+      case 'acks': c.acks = int(name, value, -1, 1); break
+      // timeout: above (the same name as the scenario field)
       default:
         if (!kIgnored.has(name)) throw new Error(`config ${JSON.stringify(name)}: not a setting this driver knows`)
     }
@@ -245,7 +291,7 @@ function ParseConfig(pairs) {
   return c
 }
 
-// Only what the scenario set is passed: kafkajs's defaults apply otherwise.
+// Only what the job set is passed: kafkajs's defaults apply otherwise.
 function KafkaOptions(job, c, kafkajs) {
   const o = {
     clientId: 'prodsim-kafkajs',
@@ -254,14 +300,15 @@ function KafkaOptions(job, c, kafkajs) {
     logCreator: StderrLogCreator,
   }
   if (c.request_timeout_ms !== undefined) o.requestTimeout = c.request_timeout_ms
+  if (c.enforce_request_timeout !== undefined) o.enforceRequestTimeout = c.enforce_request_timeout
   if (c.connection_timeout_ms !== undefined) o.connectionTimeout = c.connection_timeout_ms
   return o
 }
 
-function ProducerOptions(c, kafkajs) {
-  // Explicit, so that it is said: murmur2 of the key, as the Java client
-  // (kafkajs's default since 2.0.0; LegacyPartitioner is the other one).
-  const o = { createPartitioner: kafkajs.Partitioners.DefaultPartitioner }
+// `partitioner`: kafkajs's DefaultPartitioner wrapped to note each message's
+// partition (ChoosingPartitioner below).
+function ProducerOptions(c, partitioner) {
+  const o = { createPartitioner: partitioner }
   if (c.idempotent !== undefined) o.idempotent = c.idempotent
   if (c.max_in_flight !== undefined) o.maxInFlightRequests = c.max_in_flight
   // kafkajs merges the producer's `retry` over its defaults field by field
@@ -270,6 +317,9 @@ function ProducerOptions(c, kafkajs) {
   const retry = {}
   if (c.retries !== undefined) retry.retries = c.retries
   if (c.retry_backoff_ms !== undefined) retry.initialRetryTime = c.retry_backoff_ms
+  if (c.retry_max_ms !== undefined) retry.maxRetryTime = c.retry_max_ms
+  if (c.retry_factor !== undefined) retry.factor = c.retry_factor
+  if (c.retry_multiplier !== undefined) retry.multiplier = c.retry_multiplier
   if (Object.keys(retry).length > 0) o.retry = retry
   return o
 }
@@ -283,8 +333,41 @@ function StderrLogCreator() {
   }
 }
 
+// The client module: $PRODSIM_KAFKAJS_MODULE (a package name resolved from
+// here and NODE_PATH, or a module directory), else kafkajs. Its name and
+// version for the start line are its own package.json's.
+function LoadClient() {
+  const module = process.env.PRODSIM_KAFKAJS_MODULE || 'kafkajs'
+  const kafkajs = require(module)
+  const pkg = require(require.resolve(path.join(module, 'package.json')))
+  return { kafkajs, name: String(pkg.name), version: String(pkg.version) }
+}
+
 // ---------------------------------------------------------------------------
-// Outcomes
+// Partitions and outcomes
+
+// kafkajs's DefaultPartitioner (set explicitly: murmur2 of the key as the
+// Java client, kafkajs's default since 2.0.0), with each message's choice
+// noted in `chosen` (message object -> {partition, changed}) for the
+// messages the driver registered there. kafkajs partitions every message of
+// a call again on each attempt (sendMessages.js:40-45), so `changed` says an
+// attempt chose another partition than the one before (null keys go round
+// robin; a key always gives the same partition while the partition count
+// stays).
+function ChoosingPartitioner(kafkajs, chosen) {
+  return () => {
+    const inner = kafkajs.Partitioners.DefaultPartitioner()
+    return args => {
+      const p = inner(args)
+      const seen = chosen.get(args.message)
+      if (seen !== undefined) {
+        if (seen.partition !== undefined && seen.partition !== p) seen.changed = true
+        seen.partition = p
+      }
+      return p
+    }
+  }
+}
 
 // The Kafka error code under a kafkajs error: KafkaJSNumberOfRetriesExceeded
 // and KafkaJSNonRetriableError wrap the last error in `cause`; a
@@ -297,22 +380,59 @@ function KafkaCode(e) {
   return -1
 }
 
-function OnAck(id, metadata) {
-  // One message per send: at most one RecordMetadata. acks=0 resolves with
-  // none (kafkajs reads no response), so partition and offset are unknown.
-  const m = Array.isArray(metadata) && metadata.length > 0 ? metadata[0] : null
-  const offset = m && /^-?[0-9]{1,19}$/.test(String(m.baseOffset)) ? String(m.baseOffset) : '-1'
-  const partition = m && Number.isInteger(m.partition) ? m.partition : -1
-  Emit('ack', [['id', id], ['partition', partition], ['offset', offset, true]])
+const kOffset = /^-?[0-9]{1,19}$/
+
+// A resolved call: one `ack` per message, in the call's order. kafkajs
+// resolves with one RecordMetadata per partition of the call
+// (responseSerializer.js), whose baseOffset is that partition's batch's
+// first offset; the call's messages to one partition are that batch's
+// records in call order (groupMessagesPerPartition.js, createTopicData.js),
+// so a message's offset is baseOffset plus its index among them. -1
+// ("written, offset unknown") where that cannot be known: no metadata
+// (acks=0), or attempts of the call put its messages on different partitions.
+function OnAcks(call, metadata, chosen) {
+  const list = Array.isArray(metadata) ? metadata : []
+  const single = call.ids.length === 1
+  const base = new Map() // partition -> baseOffset (decimal string)
+  for (const m of list) {
+    if (m && m.topicName === call.topic && Number.isInteger(m.partition) && kOffset.test(String(m.baseOffset))) {
+      base.set(m.partition, String(m.baseOffset))
+    }
+  }
+  const changed = call.messages.some(msg => (chosen.get(msg) || {}).changed)
+  const index = new Map() // partition -> messages of the call seen so far
+  call.ids.forEach((id, i) => {
+    const seen = chosen.get(call.messages[i]) || {}
+    let partition = Number.isInteger(seen.partition) ? seen.partition : -1
+    let offset = '-1'
+    if (list.length === 0) {
+      partition = -1 // acks=0: kafkajs reads no response
+    } else if (single && list.length === 1 && base.size === 1) {
+      // One message, one RecordMetadata: its partition and offset whatever
+      // the attempts chose (as kafkajs reports it).
+      ;[[partition, offset]] = base.entries()
+    } else if (!changed && base.has(partition)) {
+      const k = index.get(partition) || 0
+      index.set(partition, k + 1)
+      offset = (BigInt(base.get(partition)) + BigInt(k)).toString()
+    }
+    Emit('ack', [['id', id], ['partition', partition], ['offset', offset, true]])
+  })
 }
 
-function OnError(id, e) {
-  // kafkajs does not say which partition a failed send was for (and picks
-  // again on every retry), nor whether it may be in the log; and it has no
-  // fatal state (README.md).
-  Emit('error', [['id', id], ['partition', -1], ['code', KafkaCode(e)],
-    ['name', String((e && e.name) || 'Error')], ['text', String((e && e.message) || e)],
-    ['status', 'unknown'], ['fatal', false]])
+// A rejected call: one `error` per message. kafkajs does not say whether
+// the call is in the log (an error can follow a written batch), and has no
+// fatal state (README.md). `partition` is the partition kafkajs's last
+// attempt chose, -1 if none.
+function OnErrors(call, e, chosen) {
+  const code = KafkaCode(e)
+  const name = String((e && e.name) || 'Error')
+  const text = String((e && e.message) || e)
+  call.ids.forEach((id, i) => {
+    const seen = chosen.get(call.messages[i]) || {}
+    Emit('error', [['id', id], ['partition', Number.isInteger(seen.partition) ? seen.partition : -1],
+      ['code', code], ['name', name], ['text', text], ['status', 'unknown'], ['fatal', false]])
+  })
 }
 
 // ---------------------------------------------------------------------------
@@ -322,11 +442,13 @@ function Sleep(ms) {
   return new Promise(resolve => setTimeout(resolve, Math.max(0, ms)))
 }
 
-// Resolves when `pending` is empty or at `deadline_us`, whichever is first.
-function WaitSettled(state, deadline_us) {
+// Resolves true once `done()` holds, false at `deadline_us`, whichever is
+// first. `state.wake` is called when something settles or starts.
+function WaitFor(state, done, deadline_us) {
   return new Promise(resolve => {
     const check = () => {
-      if (state.pending === 0) return resolve(true)
+      clearTimeout(state.timer)
+      if (done()) return resolve(true)
       const left_ms = (deadline_us - NowUs()) / 1000
       if (left_ms <= 0) return resolve(false)
       state.wake = check
@@ -339,8 +461,7 @@ function WaitSettled(state, deadline_us) {
   })
 }
 
-function Settled(state) {
-  state.pending--
+function Wake(state) {
   if (state.wake) state.wake()
 }
 
@@ -359,14 +480,66 @@ async function Connect(producer, close_at_us) {
   // producer is disconnected"), which reports every id.
 }
 
+// The calls: from id `first`, up to messages_per_send consecutive ids that
+// go to the same topic (the job's message i goes to topics[(i-1) % len], so
+// with several topics consecutive ids alternate and every call carries
+// one). Fixed by the job alone, not by timing.
+function NextCall(job, c, first) {
+  const topic = job.topics[(first - 1) % job.topics.length]
+  let last = first
+  while (last < job.messages && last - first + 1 < c.messages_per_send &&
+         job.topics[last % job.topics.length] === topic) {
+    last++
+  }
+  return { first, last, topic }
+}
+
+// Starts every call that may start now: its last id is due, fewer than
+// concurrent_sends calls are in flight, and closing has not begun.
+function Pump(job, producer, c, state) {
+  while (!state.closing && state.next_id <= job.messages && state.in_flight < c.concurrent_sends) {
+    const plan = NextCall(job, c, state.next_id)
+    if (plan.last > state.due_through) break
+    state.next_id = plan.last + 1
+    StartCall(job, producer, c, state, plan)
+  }
+  Wake(state)
+}
+
+function StartCall(job, producer, c, state, plan) {
+  const call = { number: state.calls++, topic: plan.topic, ids: [], messages: [] }
+  for (let id = plan.first; id <= plan.last; id++) {
+    const key = job.keys > 0 ? `key-${(id - 1) % job.keys}` : null
+    const message = { key, value: state.value, headers: { 'prodsim-id': String(id) } }
+    call.ids.push(id)
+    call.messages.push(message)
+    state.chosen.set(message, { partition: undefined, changed: false })
+  }
+  const send = { topic: call.topic, messages: call.messages }
+  if (c.acks !== undefined) send.acks = c.acks
+  if (c.timeout_ms !== undefined) send.timeout = c.timeout_ms
+  state.in_flight++
+  state.pending += call.ids.length
+  // kafkajs's send() is an async function: it never refuses synchronously,
+  // so every id of the call prints `produce` once the promise exists.
+  const p = producer.send(send)
+  for (const [i, id] of call.ids.entries()) {
+    Emit('produce', [['id', id], ['topic', call.topic], ['key', call.messages[i].key], ['call', call.number]])
+  }
+  p.then(m => OnAcks(call, m, state.chosen), e => OnErrors(call, e, state.chosen)).finally(() => {
+    for (const m of call.messages) state.chosen.delete(m)
+    state.in_flight--
+    state.pending -= call.ids.length
+    Pump(job, producer, c, state)
+  })
+}
+
 async function Produce(job, producer, c, state) {
-  const value = Buffer.alloc(job.value_bytes, 'x')
   const stop_us = job.close_at_us
-  let id = 1
   // As the model's application (scenarios/runner.cc Application): the
   // first burst once the producer exists, each next one interval_us after
-  // the previous one was handed over.
-  for (let b = 0; id <= job.messages; b++) {
+  // the previous one was handed over (to the driver's queue of calls).
+  for (let b = 0; state.due_through < job.messages; b++) {
     const due_us = b === 0 ? 0 : NowUs() + job.interval_us
     for (;;) {
       const now = NowUs()
@@ -376,23 +549,8 @@ async function Produce(job, producer, c, state) {
       await Sleep(wait_us / 1000)
     }
     if (stop_us >= 0 && NowUs() >= stop_us) return
-    for (let k = 0; k < job.burst && id <= job.messages; k++, id++) {
-      const topic = job.topics[(id - 1) % job.topics.length]
-      const key = job.keys > 0 ? `key-${(id - 1) % job.keys}` : null
-      const send = { topic, messages: [{ key, value, headers: { 'prodsim-id': String(id) } }] }
-      if (c.acks !== undefined) send.acks = c.acks
-      if (c.timeout_ms !== undefined) send.timeout = c.timeout_ms
-      const this_id = id
-      state.pending++
-      state.chain = state.chain.then(() => {
-        // Closing began while this one waited its turn: it was never handed
-        // to kafkajs, and prints nothing (clients/README.md).
-        if (state.closing) return Settled(state)
-        const p = producer.send(send)
-        Emit('produce', [['id', this_id], ['topic', topic], ['key', key]])
-        return p.then(m => OnAck(this_id, m), e => OnError(this_id, e)).finally(() => Settled(state))
-      })
-    }
+    state.due_through = Math.min(job.messages, state.due_through + job.burst)
+    Pump(job, producer, c, state)
     // Let the event loop run between bursts, so that responses are read
     // while a long burst list is handed over.
     await Sleep(0)
@@ -406,20 +564,21 @@ function WithTimeout(promise, ms) {
 }
 
 async function Close(job, producer, state) {
-  // After the last message (no close_at): every message is sent, one after
-  // another, before closing; at close_at: the ones still waiting their turn
-  // are never sent.
+  // After the last message (no close_at): every call is started (each may
+  // wait for a free slot) before closing, for at most flush_timeout_ms; at
+  // close_at, or past that wait: the calls not yet started are never made,
+  // and their ids print nothing.
   if (job.close_at_us < 0) {
-    await WithTimeout(state.chain, job.flush_timeout_ms)
+    await WaitFor(state, () => state.next_id > job.messages, NowUs() + job.flush_timeout_ms * 1000)
   }
   state.closing = true
   Emit('closing', [['outstanding', state.pending]])
-  const flushed = await WaitSettled(state, NowUs() + job.flush_timeout_ms * 1000)
+  const flushed = await WaitFor(state, () => state.pending === 0, NowUs() + job.flush_timeout_ms * 1000)
   // kafkajs has no purge: disconnect() closes the connections, which fails
   // the requests in flight; their sends may report (or may retry and hang),
   // so the reports get a bounded wait.
   const disconnected = WithTimeout(producer.disconnect(), kDisconnectWaitMs)
-  if (!flushed) await WaitSettled(state, NowUs() + kPurgeWaitMs * 1000)
+  if (!flushed) await WaitFor(state, () => state.pending === 0, NowUs() + kPurgeWaitMs * 1000)
   await disconnected
   Emit('closed', [['outstanding', state.pending], ['flush', flushed ? 'ok' : 'timed_out']])
 }
@@ -452,24 +611,36 @@ async function Main() {
   } catch (e) {
     return JobError(e.message, 2)
   }
-  const kafkajs = require('kafkajs')
+  let client
+  try {
+    client = LoadClient()
+  } catch (e) {
+    return JobError(`cannot load the client module: ${e.message}`, 3)
+  }
+  const kafkajs = client.kafkajs
   // kafkajs would reject every send of such a producer (messageProducer.js
   // sendBatch); like librdkafka's consistency rules, it is exit 3.
   if (c.idempotent && c.acks !== undefined && c.acks !== -1) {
     return JobError("kafkajs: Not requiring ack for all messages invalidates the idempotent producer's EoS guarantees", 3)
   }
+  const state = {
+    pending: 0, in_flight: 0, calls: 0, next_id: 1, due_through: 0, closing: false,
+    wake: null, timer: null, chosen: new Map(), value: Buffer.alloc(job.value_bytes, 'x'),
+  }
   let producer
   try {
-    producer = new kafkajs.Kafka(KafkaOptions(job, c, kafkajs)).producer(ProducerOptions(c, kafkajs))
+    producer = new kafkajs.Kafka(KafkaOptions(job, c, kafkajs))
+      .producer(ProducerOptions(c, ChoosingPartitioner(kafkajs, state.chosen)))
   } catch (e) {
     return JobError(`kafkajs: ${e.message}`, 3)
   }
-  Emit('start', [['client', 'kafkajs'], ['version', require('kafkajs/package.json').version]])
+  const start = [['client', client.name], ['version', client.version]]
+  if (c.concurrent_sends > 1) start.push(['order', 'per_call'])
+  Emit('start', start)
   producer.on(producer.events.REQUEST_TIMEOUT, ({ payload }) => {
     Emit('client_error', [['code', -1], ['name', 'REQUEST_TIMEOUT'],
       ['text', `request ${payload.apiName} v${payload.apiVersion} to ${payload.broker} timed out`]])
   })
-  const state = { pending: 0, wake: null, timer: null, chain: Promise.resolve(), closing: false }
   await Connect(producer, job.close_at_us)
   await Produce(job, producer, c, state)
   await Close(job, producer, state)
