@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "checks/chain.h"
 #include "sim/kafka/types.h"
 
 namespace checks {
@@ -21,7 +22,7 @@ std::string Signature::Text() const {
 
 namespace {
 
-std::string At(sim::Time t) { return absl::StrCat("t=", t.ToString(), "s"); }
+using internal::At;
 
 std::string Ids(const std::vector<uint64_t>& ids) {
   if (ids.empty()) return "-";
@@ -142,58 +143,24 @@ Context MakeContext(const RunRecord& r, const Violation& v) {
   return c;
 }
 
-// The causal chain: lines with their times, sorted when done; the fault
-// that began it first, the violation last.
+// The causal chain (checks/chain.h), with the producer's steps as lines.
 class Chain {
  public:
-  explicit Chain(const Context& c) : c_(c) {}
+  explicit Chain(const Context& c) : chain_(c.r, c.v, c.subject) {}
   Chain& Step(const ProducerStep* s) {
-    if (s != nullptr) lines_.emplace_back(s->at, StepText(*s));
+    if (s != nullptr) chain_.Timed(s->at, StepText(*s));
     return *this;
   }
   Chain& Line(sim::Time at, std::string text) {
-    lines_.emplace_back(at, absl::StrCat(At(at), " ", text));
+    chain_.Line(at, text);
     return *this;
   }
   Signature Done(std::string_view mechanism, std::string_view function) {
-    Signature sig;
-    sig.mechanism = std::string(mechanism);
-    sig.function = std::string(function);
-    // The last fault applied before the chain's first event (or, if none
-    // was, before its last: a chain that begins with the application's
-    // own call), in its place in time.
-    if (!lines_.empty()) {
-      sim::Time first = lines_.front().first, last = first;
-      for (const auto& [at, text] : lines_) {
-        first = std::min(first, at);
-        last = std::max(last, at);
-      }
-      const kafka::FaultEvent* fault = nullptr;
-      for (const sim::Time until : {first, last}) {
-        for (const kafka::FaultEvent& f : c_.r.kafka.faults) {
-          if (!f.healed && f.at <= until) fault = &f;
-        }
-        if (fault != nullptr) break;
-      }
-      if (fault != nullptr) {
-        lines_.emplace_back(fault->at, absl::StrCat(At(fault->at), " fault: ", fault->description));
-      }
-    }
-    std::stable_sort(lines_.begin(), lines_.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (auto& [at, text] : lines_) {
-      if (sig.chain.empty() || sig.chain.back() != text) sig.chain.push_back(std::move(text));
-    }
-    const sim::Time at = c_.subject.at == sim::Time() ? c_.r.run.end_time : c_.subject.at;
-    sig.chain.push_back(
-        absl::StrCat(At(at), " ", c_.v.check, ": ",
-                     c_.v.witnesses.empty() ? c_.v.explanation : c_.v.witnesses[0]));
-    return sig;
+    return chain_.Done(mechanism, function);
   }
 
  private:
-  const Context& c_;
-  std::vector<std::pair<sim::Time, std::string>> lines_;
+  internal::Chain chain_;
 };
 
 // The first send of messages `ids` at or after `from`.
@@ -629,6 +596,11 @@ constexpr Rule kRules[] = {
 
 Signature Classify(const RunRecord& r, const Violation& decisive) {
   const Context c = MakeContext(r, decisive);
+  // SequenceDesyncFatal first: a real client's fatal error names itself.
+  if (std::optional<Signature> sig = SequenceDesyncFatal(c)) return *std::move(sig);
+  if (std::optional<Signature> sig = internal::ClassifyRealClient(r, decisive)) {
+    return *std::move(sig);
+  }
   for (Rule rule : kRules) {
     if (std::optional<Signature> sig = rule(c)) return *std::move(sig);
   }
@@ -671,8 +643,83 @@ std::vector<MechanismInfo> Mechanisms() {
       {"duplicate-of-other-acked", "brokerProducer.handleSuccess",
        "DUPLICATE_SEQUENCE_NUMBER for sequences another message was written under, reported as "
        "written: acknowledged and lost"},
+      // A real client's (checks/client_signature.cc); the function is the client.
+      {"sequence-reuse", "CLIENT",
+       "the broker answered a batch as the duplicate of another it holds under the same epoch "
+       "and sequence: the client reused a sequence number (acknowledged at another message's "
+       "offset)",
+       true},
+      {"rewritten-under-new-sequence", "CLIENT",
+       "a message written twice, the second time under another sequence, after its first "
+       "write's answer failed or was lost",
+       true},
+      {"rewritten-under-new-epoch", "CLIENT",
+       "a message written twice, the second time under another epoch, after its first write's "
+       "answer failed or was lost",
+       true},
+      {"not-persisted-but-written", "CLIENT",
+       "the client reported a message failed and not persisted, and a leader had written it", true},
+      {"ack-without-write", "CLIENT", "an acknowledged message no leader ever wrote", true},
+      {"acked-then-truncated", "CLIENT",
+       "an acknowledged message whose write a leader change truncated away", true},
+      {"retry-overtaken", "CLIENT",
+       "a message refused (or whose answer was lost) written after a later one of its partition",
+       true},
+      {"stalled-after-heal", "CLIENT",
+       "messages unresolved, or the client not closed, long after the last fault healed", true},
   };
 }
+
+namespace internal {
+
+std::string At(sim::Time t) { return absl::StrCat("t=", t.ToString(), "s"); }
+
+Chain& Chain::Line(sim::Time at, std::string_view text) {
+  lines_.emplace_back(at, absl::StrCat(At(at), " ", absl::string_view(text.data(), text.size())));
+  return *this;
+}
+
+Chain& Chain::Timed(sim::Time at, std::string text) {
+  lines_.emplace_back(at, std::move(text));
+  return *this;
+}
+
+Signature Chain::Done(std::string_view mechanism, std::string_view function) {
+  Signature sig;
+  sig.mechanism = std::string(mechanism);
+  sig.function = std::string(function);
+  // The last fault applied before the chain's first event (or, if none
+  // was, before its last: a chain that begins with the application's own
+  // call), in its place in time.
+  if (!lines_.empty()) {
+    sim::Time first = lines_.front().first, last = first;
+    for (const auto& [at, text] : lines_) {
+      first = std::min(first, at);
+      last = std::max(last, at);
+    }
+    const kafka::FaultEvent* fault = nullptr;
+    for (const sim::Time until : {first, last}) {
+      for (const kafka::FaultEvent& f : r_.kafka.faults) {
+        if (!f.healed && f.at <= until) fault = &f;
+      }
+      if (fault != nullptr) break;
+    }
+    if (fault != nullptr) {
+      lines_.emplace_back(fault->at, absl::StrCat(At(fault->at), " fault: ", fault->description));
+    }
+  }
+  std::stable_sort(lines_.begin(), lines_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [at, text] : lines_) {
+    if (sig.chain.empty() || sig.chain.back() != text) sig.chain.push_back(std::move(text));
+  }
+  const sim::Time at = subject_.at == sim::Time() ? r_.run.end_time : subject_.at;
+  sig.chain.push_back(absl::StrCat(At(at), " ", v_.check, ": ",
+                                   v_.witnesses.empty() ? v_.explanation : v_.witnesses[0]));
+  return sig;
+}
+
+}  // namespace internal
 
 std::string DebugSteps(const RunRecord& r) {
   std::string out;

@@ -27,6 +27,8 @@ std::string ResponseText(const kafka::ResponseEvent& r) {
   absl::StrAppend(&out, " ", Sv(kafka::ErrorCodeName(r.error)), " offset=", r.base_offset.value);
   if (r.duplicate) {
     absl::StrAppend(&out, " answered as a duplicate (request ids=", Ids(r.record_ids), ")");
+  } else if (!r.record_ids.empty()) {
+    absl::StrAppend(&out, " (request ids=", Ids(r.record_ids), ")");
   }
   if (r.fate != kafka::ResponseFate::kSent) {
     absl::StrAppend(&out, " (", Sv(kafka::ResponseFateName(r.fate)), ")");

@@ -238,6 +238,7 @@ fi
 # --- build ------------------------------------------------------------------
 started=$SECONDS
 note "configure ${configure_args[*]}"
+# shellcheck disable=SC2016 # $1 and $@ are the inner shell's
 run_step configure "$CONFIGURE_TIMEOUT_S" "$log" bash -c 'cd "$1" && shift && exec ./configure "$@"' \
   configure "$src" "${configure_args[@]}"
 note "make -C src -j$JOBS"

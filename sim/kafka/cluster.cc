@@ -1054,7 +1054,7 @@ sim::Task<std::shared_ptr<ProduceResponse>> Cluster::HandleProduce(Broker* b,
       e.epoch = batch->second.producer_epoch;
       e.first_seq = batch->second.base_sequence;
       e.duplicate = pr.error == ErrorCode::NONE && duplicates.contains(tp);
-      if (e.duplicate) {
+      if (e.duplicate || pr.error != ErrorCode::NONE) {
         for (const Record& rec : batch->second.records) e.record_ids.push_back(rec.record_id);
       }
     }

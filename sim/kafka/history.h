@@ -69,9 +69,10 @@ struct ResponseEvent {
   // Produce only: what the request's batch for `tp` carried (its producer
   // epoch and first sequence), and whether the broker answered it as a
   // duplicate of a batch it holds (ProducerStateEntry.findDuplicateBatch:
-  // nothing written, `base_offset` is the held batch's). A duplicate keeps
-  // the request's record ids too, so a check can tell a true resend from a
-  // different batch that reused a sequence; other answers keep none.
+  // nothing written, `base_offset` is the held batch's). A duplicate or an
+  // error keeps the request's record ids too, so a rule can tell a true
+  // resend from a different batch that reused a sequence, and which
+  // messages an error was about; a success keeps none (its append has them).
   Epoch epoch = Epoch::kNone;
   Sequence first_seq = Sequence::kNone;
   bool duplicate = false;

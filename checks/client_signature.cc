@@ -1,0 +1,304 @@
+// The failure signatures of a real client (wire mode). A real client's run
+// has no producer steps: what it did is seen only in what the brokers
+// received and answered (kafka::History: appends with their epoch and
+// sequence, each answer with the request's epoch and sequence, and for a
+// duplicate or an error the request's record ids) and in what the client
+// reported (acks, errors, its event lines). So these rules name mechanisms
+// a maintainer recognises from the outside, each only when the history
+// holds the whole chain, and the function is the client's name: where in
+// the client it happens is for its source, which the finding's report
+// cites (docs/findings/).
+//
+// The rules, in the order they are tried:
+//   sequence-reuse: the broker answered a batch as the duplicate of one it
+//     holds under the same epoch and sequence, but the two carry other
+//     messages: the client gave a sequence number to a second batch (after
+//     taking it back when the first one's answer failed), so the second is
+//     acknowledged at the first's offset and is in no log, and what is
+//     retried later may be written twice.
+//   rewritten-under-new-sequence / rewritten-under-new-epoch: a message
+//     appended twice, the second time under another sequence (or epoch),
+//     after its first write's answer failed or was lost: the broker cannot
+//     know it for a resend.
+//   not-persisted-but-written: the client reported a message failed and
+//     not persisted (librdkafka's NOT_PERSISTED), and a leader had written
+//     it.
+//   ack-without-write / acked-then-truncated: an acknowledged message that
+//     no leader ever wrote, or whose write was truncated away.
+//   retry-overtaken: a message whose attempt the broker refused (or whose
+//     answer was lost) was written after a later message of its partition.
+//   stalled-after-heal: messages unresolved (or the client not closed)
+//     long after the last fault healed.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "checks/chain.h"
+
+namespace checks::internal {
+namespace {
+
+using kafka::AppendEvent;
+using kafka::ResponseEvent;
+
+bool Contains(const std::vector<uint64_t>& ids, uint64_t id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+bool Intersects(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
+  return std::any_of(a.begin(), a.end(), [&](uint64_t id) { return Contains(b, id); });
+}
+
+bool SameSet(std::vector<uint64_t> a, std::vector<uint64_t> b) {
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return a == b;
+}
+
+std::string Ids(const std::vector<uint64_t>& ids) { return absl::StrJoin(ids, ","); }
+
+// The client's name without its version ("kafkajs 2.2.4" -> "kafkajs").
+std::string Family(const RunRecord& r) {
+  const std::string& name = r.client->name;
+  const std::string family = name.substr(0, name.find(' '));
+  return family.empty() ? "client" : family;
+}
+
+std::string AppendText(const AppendEvent& a) {
+  return absl::StrCat("broker ", a.broker.value, " appends ", a.tp.ToString(), " offset ",
+                      a.base_offset.value, " ids ", Ids(a.record_ids), " (epoch ", a.epoch.value,
+                      " seq ", a.first_seq.value, "..", a.last_seq.value, ")");
+}
+
+std::string AnswerText(const ResponseEvent& e) {
+  std::string out = absl::StrCat("broker ", e.broker.value, " answers corr=", e.correlation_id,
+                                 " ", e.tp.ToString());
+  if (e.first_seq.value >= 0) {
+    absl::StrAppend(&out, " (epoch ", e.epoch.value, " seq ", e.first_seq.value, ")");
+  }
+  if (!e.record_ids.empty()) absl::StrAppend(&out, " ids ", Ids(e.record_ids));
+  absl::StrAppend(&out, " ", std::string(kafka::ErrorCodeName(e.error)));
+  if (e.duplicate) {
+    absl::StrAppend(&out, " as a duplicate of offset ", e.base_offset.value);
+  } else if (e.error == kafka::ErrorCode::NONE) {
+    absl::StrAppend(&out, " offset ", e.base_offset.value);
+  }
+  if (e.fate != kafka::ResponseFate::kSent) {
+    absl::StrAppend(&out, " (", std::string(kafka::ResponseFateName(e.fate)), ")");
+  }
+  return out;
+}
+
+// The answer to the request that appended `a`: the first produce answer on
+// its partition at or after it, at its offset and not as a duplicate.
+const ResponseEvent* AnswerOf(const RunRecord& r, const AppendEvent& a) {
+  for (const ResponseEvent& e : r.kafka.responses) {
+    if (e.api == kafka::ApiKey::kProduce && e.tp == a.tp && e.at >= a.at && !e.duplicate &&
+        (e.base_offset == a.base_offset || e.error != kafka::ErrorCode::NONE)) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+// A failed answer: an error, or one the client never received.
+bool Failed(const ResponseEvent* e) {
+  return e != nullptr && (e->error != kafka::ErrorCode::NONE || e->fate != kafka::ResponseFate::kSent);
+}
+
+void AckLines(Chain& chain, const RunRecord& r, const std::vector<uint64_t>& ids) {
+  for (const sarama::AckEvent& a : r.producer.acks) {
+    if (!Contains(ids, a.id)) continue;
+    chain.Line(a.at, absl::StrCat("the client reports id=", a.id, " written at ", a.topic, "/",
+                                  a.partition, " offset ",
+                                  a.offset_known ? absl::StrCat(a.offset) : "unknown"));
+  }
+}
+
+std::optional<Signature> SequenceReuse(const RunRecord& r, const Violation& v) {
+  if (v.check != "acked-are-durable" && v.check != "no-duplicates" &&
+      v.check != "acked-batches-in-order" && v.check != "every-message-one-outcome") {
+    return std::nullopt;
+  }
+  const Subject& s = v.subject;
+  for (const ResponseEvent& d : r.kafka.responses) {
+    if (!d.duplicate || d.at > std::max(s.at, r.run.end_time)) continue;
+    if (!s.topic.empty() && (d.tp.topic != s.topic || d.tp.partition.value != s.partition)) {
+      continue;
+    }
+    // The batch the broker holds at the answered offset.
+    for (const AppendEvent& held : r.kafka.appends) {
+      if (!held.leader || held.tp != d.tp || held.base_offset != d.base_offset ||
+          held.at > d.at || SameSet(held.record_ids, d.record_ids)) {
+        continue;
+      }
+      if (!s.ids.empty() && !Intersects(s.ids, d.record_ids) &&
+          !Intersects(s.ids, held.record_ids)) {
+        continue;
+      }
+      Chain chain(r, v, s);
+      chain.Line(held.at, AppendText(held));
+      if (const ResponseEvent* first = AnswerOf(r, held); Failed(first)) {
+        chain.Line(first->at, AnswerText(*first));
+      }
+      chain.Line(d.at, absl::StrCat(AnswerText(d), ", which holds ids ", Ids(held.record_ids),
+                                    ": the client gave epoch ", d.epoch.value, " seq ",
+                                    d.first_seq.value, " to a second batch"));
+      AckLines(chain, r, d.record_ids);
+      // The first batch's messages written again, under a later sequence.
+      for (const AppendEvent& again : r.kafka.appends) {
+        if (again.leader && again.at > held.at && again.tp == held.tp &&
+            Intersects(again.record_ids, held.record_ids)) {
+          chain.Line(again.at, absl::StrCat(AppendText(again), ": written again"));
+          break;
+        }
+      }
+      return chain.Done("sequence-reuse", Family(r));
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Signature> Rewritten(const RunRecord& r, const Violation& v) {
+  if (v.check != "no-duplicates" || v.subject.ids.empty()) return std::nullopt;
+  const uint64_t id = v.subject.ids.front();
+  const AppendEvent* first = nullptr;
+  for (const AppendEvent& a : r.kafka.appends) {
+    if (!a.leader || !Contains(a.record_ids, id)) continue;
+    if (first == nullptr) {
+      first = &a;
+      continue;
+    }
+    const bool new_epoch = a.epoch != first->epoch;
+    const bool new_seq = a.first_seq != first->first_seq;
+    if (!new_epoch && !new_seq) continue;
+    Chain chain(r, v, v.subject);
+    chain.Line(first->at, AppendText(*first));
+    if (const ResponseEvent* answer = AnswerOf(r, *first); Failed(answer)) {
+      chain.Line(answer->at, AnswerText(*answer));
+    }
+    for (const sarama::ErrorEvent& e : r.producer.errors) {
+      if (e.id == id && e.at >= first->at && e.at <= a.at) {
+        chain.Line(e.at, absl::StrCat("the client reports id=", id, " failed: ", e.err.ToString()));
+        break;
+      }
+    }
+    chain.Line(a.at, absl::StrCat(AppendText(a), ": the same message under another ",
+                                  new_epoch ? "epoch" : "sequence"));
+    return chain.Done(new_epoch ? "rewritten-under-new-epoch" : "rewritten-under-new-sequence",
+                      Family(r));
+  }
+  return std::nullopt;
+}
+
+std::optional<Signature> NotPersistedButWritten(const RunRecord& r, const Violation& v) {
+  if (v.check != "not-persisted-absent" || v.subject.ids.empty()) return std::nullopt;
+  const uint64_t id = v.subject.ids.front();
+  Chain chain(r, v, v.subject);
+  bool written = false;
+  for (const AppendEvent& a : r.kafka.appends) {
+    if (a.leader && Contains(a.record_ids, id)) {
+      chain.Line(a.at, AppendText(a));
+      if (const ResponseEvent* answer = AnswerOf(r, a); answer != nullptr) {
+        chain.Line(answer->at, AnswerText(*answer));
+      }
+      written = true;
+      break;
+    }
+  }
+  if (!written) return std::nullopt;
+  return chain.Done("not-persisted-but-written", Family(r));
+}
+
+std::optional<Signature> AckedLost(const RunRecord& r, const Violation& v) {
+  if (v.check != "acked-are-durable" || v.subject.ids.size() != 1) return std::nullopt;
+  const uint64_t id = v.subject.ids.front();
+  Chain chain(r, v, v.subject);
+  const AppendEvent* written = nullptr;
+  for (const AppendEvent& a : r.kafka.appends) {
+    if (a.leader && Contains(a.record_ids, id)) {
+      written = &a;
+      chain.Line(a.at, AppendText(a));
+    }
+  }
+  AckLines(chain, r, {id});
+  if (written == nullptr) return chain.Done("ack-without-write", Family(r));
+  for (const kafka::TruncateEvent& t : r.kafka.truncations) {
+    if (t.tp == written->tp && t.at > written->at && t.new_end <= written->base_offset) {
+      chain.Line(t.at, absl::StrCat("broker ", t.broker.value, " truncates ", t.tp.ToString(),
+                                    " to offset ", t.new_end.value));
+      return chain.Done("acked-then-truncated", Family(r));
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Signature> RetryOvertaken(const RunRecord& r, const Violation& v) {
+  if (v.check != "per-partition-order" || v.subject.ids.size() < 2) return std::nullopt;
+  const uint64_t late = v.subject.ids[0], overtaker = v.subject.ids[1];
+  const ResponseEvent* refused = nullptr;
+  for (const ResponseEvent& e : r.kafka.responses) {
+    if (e.at <= v.subject.at && Failed(&e) && Contains(e.record_ids, late)) refused = &e;
+  }
+  // A lost answer to a written batch of it.
+  const AppendEvent* lost = nullptr;
+  for (const AppendEvent& a : r.kafka.appends) {
+    if (a.leader && a.at <= v.subject.at && Contains(a.record_ids, late) &&
+        Failed(AnswerOf(r, a))) {
+      lost = &a;
+    }
+  }
+  if (refused == nullptr && lost == nullptr) return std::nullopt;
+  Chain chain(r, v, v.subject);
+  if (refused != nullptr) chain.Line(refused->at, AnswerText(*refused));
+  if (lost != nullptr) {
+    chain.Line(lost->at, AppendText(*lost));
+    chain.Line(AnswerOf(r, *lost)->at, AnswerText(*AnswerOf(r, *lost)));
+  }
+  for (const AppendEvent& a : r.kafka.appends) {
+    if (a.leader && a.at <= v.subject.at && Contains(a.record_ids, overtaker)) {
+      chain.Line(a.at, absl::StrCat(AppendText(a), ": a later message first"));
+      break;
+    }
+  }
+  return chain.Done("retry-overtaken", Family(r));
+}
+
+std::optional<Signature> StalledAfterHeal(const RunRecord& r, const Violation& v) {
+  if (v.check != "liveness") return std::nullopt;
+  Chain chain(r, v, v.subject);
+  const kafka::FaultEvent* heal = nullptr;
+  for (const kafka::FaultEvent& f : r.kafka.faults) {
+    if (f.healed) heal = &f;
+  }
+  if (heal == nullptr) return std::nullopt;
+  chain.Line(heal->at, absl::StrCat("healed: ", heal->description));
+  const AppendEvent* last = nullptr;
+  for (const AppendEvent& a : r.kafka.appends) {
+    if (a.leader) last = &a;
+  }
+  if (last != nullptr) chain.Line(last->at, absl::StrCat("the last write: ", AppendText(*last)));
+  if (!r.client->events.empty()) {
+    const auto& [at, line] = r.client->events.back();
+    chain.Line(at, absl::StrCat("the client's last line: ", line.substr(0, 160)));
+  }
+  return chain.Done("stalled-after-heal", Family(r));
+}
+
+}  // namespace
+
+std::optional<Signature> ClassifyRealClient(const RunRecord& r, const Violation& v) {
+  if (!r.client.has_value()) return std::nullopt;
+  using Rule = std::optional<Signature> (*)(const RunRecord&, const Violation&);
+  constexpr Rule kRealRules[] = {&SequenceReuse,  &Rewritten,      &NotPersistedButWritten,
+                                 &AckedLost,      &RetryOvertaken, &StalledAfterHeal};
+  for (Rule rule : kRealRules) {
+    if (std::optional<Signature> sig = rule(r, v)) return sig;
+  }
+  return std::nullopt;
+}
+
+}  // namespace checks::internal

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Each real client's failure signature (checks/client_signature.cc) fires
+# on a trial of prodsim-fake-client, a driver that misbehaves on purpose one
+# way per mode, and the wire verdict is the one a real client doing so
+# would get; a well-behaved mode of the same world would pass (canary:
+# every mode but one fails, and the one that does not is checked to pass
+# in client_lines_test). Also: --out keeps the failing trial's report and
+# history with the client's lines.
+set -uo pipefail
+prodsim=${1:?}; fake=${2:?}; testdata=${3:?}
+file=$testdata/fake-client.toml
+out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
+status=0
+expect() {  # MODE VERDICT-TEXT
+  local mode=$1 want=$2
+  "$prodsim" real "$file" --client="$fake $mode" --bound=10s --out="$out/$mode" >"$out/$mode.log" 2>&1
+  if ! grep -qF -- "$want" "$out/$mode.log"; then
+    echo "FAIL $mode: want '$want', got:"; sed -n 1,20p "$out/$mode.log"; status=1
+  else
+    echo "ok   $mode: $want"
+  fi
+}
+expect sequence-reuse "safety [acked-are-durable] sequence-reuse@fake"
+expect rewrite "safety [no-duplicates] rewritten-under-new-sequence@fake"
+expect not-persisted "safety [not-persisted-absent] not-persisted-but-written@fake"
+expect ack-without-write "safety [acked-are-durable] ack-without-write@fake"
+expect overtake "safety [per-partition-order] retry-overtaken@fake"
+expect stall "client-failure [client-hung] stalled-after-heal@fake"
+expect assertion "producer-assertion [no-producer-assertion]"
+# The kept report of a failing trial names its signature's chain and the
+# history holds the client's lines beside the broker's.
+grep -q "signature: sequence-reuse@fake; how it came about:" "$out/sequence-reuse/trial-1.txt" ||
+  { echo "FAIL: no chain in the kept report"; status=1; }
+grep -q 'client {"event":"ack","id":2' "$out/sequence-reuse/trial-1-history.txt" ||
+  { echo "FAIL: the kept history has no client lines"; status=1; }
+grep -q "answered as a duplicate (request ids=2)" "$out/sequence-reuse/trial-1-history.txt" ||
+  { echo "FAIL: the history does not say what the duplicate carried"; status=1; }
+exit $status
