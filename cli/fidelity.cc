@@ -19,6 +19,8 @@
 #include "scenarios/scenario.h"
 #include "cli/common.h"
 #include "sim/core/scheduler.h"
+#include "scenarios/explore.h"
+#include "search/world.h"
 #include "wire/real_world.h"
 
 namespace cli {
@@ -113,6 +115,7 @@ std::vector<std::string> CsvSplit(const std::string& line) {
 struct SavedReal {
   std::string client;
   Side side;
+  double load = -1, cpu = -1;  // -1: not recorded (a CSV from before)
 };
 
 // Reads `path`: 0, or on a bad file says why (file:line) and returns the
@@ -130,7 +133,9 @@ int ReadSavedReal(const std::string& path, absl::btree_map<std::string, SavedRea
     if (lineno == 1 || line.empty()) continue;  // the header
     const std::vector<std::string> f = CsvSplit(line);
     int64_t trials = 0, failures = 0, ran = 0, errors = 0;
-    if (f.size() != 15 || !absl::SimpleAtoi(f[9], &trials) || !absl::SimpleAtoi(f[10], &failures) ||
+    // 15 columns before the machine's load and the client's CPU time were
+    // kept beside the real column, 17 since.
+    if ((f.size() != 15 && f.size() != 17) || !absl::SimpleAtoi(f[9], &trials) || !absl::SimpleAtoi(f[10], &failures) ||
         !absl::SimpleAtoi(f[11], &ran) || !absl::SimpleAtoi(f[12], &errors)) {
       std::fprintf(stderr, "prodsim: %s:%d:1: not a line of prodsim fidelity's CSV\n", path.c_str(),
                    lineno);
@@ -138,6 +143,10 @@ int ReadSavedReal(const std::string& path, absl::btree_map<std::string, SavedRea
     }
     SavedReal& r = (*out)[f[0]];
     r.client = f[8];
+    if (f.size() == 17) {
+      absl::SimpleAtod(f[15], &r.load);
+      absl::SimpleAtod(f[16], &r.cpu);
+    }
     r.side.runs = trials;
     r.side.failures = failures;
     r.side.harness_errors = errors;
@@ -156,7 +165,9 @@ int ReadSavedReal(const std::string& path, absl::btree_map<std::string, SavedRea
 const char* const kFidelityUsage =
     "usage: prodsim fidelity FILE... --client=NAME|CMD [--seeds=N] [--trials=M]\n"
     "                        [--profile=NAME] [--policy=NAME] [--csv=OUT] [--bound=DURATION]\n"
-    "                        [--real-from=CSV]\n"
+    "                        [--real-from=CSV] [--jobs=N]\n"
+    "       prodsim fidelity --generated=N --base=FILE --client=NAME [--seed=S] [--out=DIR]\n"
+    "                        [same flags]\n"
     "For each scenario file, the model's verdicts over schedule seeds 1..N (default\n"
     "40) beside the real client's over M wire trials (default 20), one table\n"
     "(printed, and written as CSV with --csv). The model side runs the file with\n"
@@ -168,14 +179,23 @@ const char* const kFidelityUsage =
     "but pass; harness errors (a scenario a side cannot run) are counted apart.\n"
     "Real trials are samples of real timing: the real column is a distribution.\n"
     "--real-from=CSV takes the real column of each file from an earlier run's CSV\n"
-    "(no trials are run for a file it has), to set a new model column beside it.\n";
+    "(no trials are run for a file it has), to set a new model column beside it.\n"
+    "Every real column says the 1-minute load before its trials and the client's\n"
+    "CPU time per trial (a real column moves with load; \"loaded\" when the load\n"
+    "was at or above the cores); --jobs=N runs N trials at once (default 1).\n"
+    "--generated=N: instead of files, N scenarios generated from --base as\n"
+    "explore --client generates them (explore seeds of --seed, default 1), the\n"
+    "same scenario on both sides: fidelity over a population, not only over the\n"
+    "known files; --out=DIR writes them (generated-I.toml) so the population can\n"
+    "be run again. The last line gives the share within 0.25 and the mean |diff|.\n";
 
 int FidelityCommand(int argc, char** argv) {
   std::vector<std::string> files;
   wire::RealOptions options;
   options.client.clear();
-  int64_t seeds = 40, trials = 20;
-  std::string profile, policy = "random", csv, real_from;
+  int64_t seeds = 40, trials = 20, generated = 0, jobs = 1;
+  uint64_t explore_seed = 1;
+  std::string profile, policy = "random", csv, real_from, base_file, out_dir;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (absl::StartsWith(a, "--client=")) {
@@ -188,6 +208,24 @@ int FidelityCommand(int argc, char** argv) {
       if (!absl::SimpleAtoi(a.substr(9), &trials) || trials < 0 || trials > kCountMax) {
         return Usage(absl::StrCat("--trials takes a count from 0 to ", kCountMax, ": '", a, "'"));
       }
+    } else if (absl::StartsWith(a, "--generated=")) {
+      if (!absl::SimpleAtoi(a.substr(12), &generated) || generated < 1 || generated > kCountMax) {
+        return Usage(absl::StrCat("--generated takes a count from 1 to ", kCountMax, ": '", a, "'"));
+      }
+    } else if (absl::StartsWith(a, "--jobs=")) {
+      if (!absl::SimpleAtoi(a.substr(7), &jobs) || jobs < 1 || jobs > 1024) {
+        return Usage(absl::StrCat("--jobs takes a count from 1 to 1024: '", a, "'"));
+      }
+    } else if (absl::StartsWith(a, "--seed=")) {
+      if (!absl::SimpleAtoi(a.substr(7), &explore_seed)) {
+        return Usage(absl::StrCat("--seed takes a number: '", a, "'"));
+      }
+    } else if (absl::StartsWith(a, "--base=")) {
+      base_file = a.substr(7);
+      if (base_file.empty()) return Usage("--base needs a scenario file");
+    } else if (absl::StartsWith(a, "--out=")) {
+      out_dir = a.substr(6);
+      if (out_dir.empty()) return Usage("--out needs a directory");
     } else if (absl::StartsWith(a, "--profile=")) {
       profile = a.substr(10);
       if (!sarama::ParseProfile(profile).ok()) {
@@ -217,13 +255,44 @@ int FidelityCommand(int argc, char** argv) {
       files.push_back(a);
     }
   }
-  if (files.empty()) return Usage("fidelity takes one or more scenario files");
+  if (generated > 0 && (!files.empty() || base_file.empty())) {
+    return Usage("--generated=N takes --base=FILE and no scenario files");
+  }
+  if (generated == 0 && files.empty()) return Usage("fidelity takes one or more scenario files");
   if (options.client.empty()) return Usage("fidelity needs --client=NAME or --client=CMD");
+  // Without the driver, only a --real-from column can be set.
+  absl::StatusOr<search::World> world = search::World::Real(options);
+  if (!world.ok() && real_from.empty()) {
+    std::fprintf(stderr, "prodsim: %s\n", std::string(world.status().message()).c_str());
+    return kExitUsage;
+  }
 
-  std::vector<Scenario> scenarios_in(files.size());
-  for (size_t f = 0; f < files.size(); ++f) {
+  // The population: the files, or scenarios generated from the base.
+  std::vector<std::pair<std::string, Scenario>> population;
+  if (generated > 0) {
+    Scenario base;
     int code = 0;
-    if (!LoadOrSay(files[f], &scenarios_in[f], &code)) return code;
+    if (!LoadOrSay(base_file, &base, &code)) return code;
+    if (!out_dir.empty() && !MakeDirectory(out_dir)) return kExitCantCreate;
+    scenarios::GenerateOptions g;
+    g.client = world.ok() ? world->family() : "other";
+    for (int64_t i = 0; i < generated; ++i) {
+      const uint64_t seed = scenarios::ExploreSeed(explore_seed, 0, 1, static_cast<uint64_t>(i));
+      Scenario s = scenarios::Generate(base, seed, g);
+      std::string name = absl::StrCat("generated-", i, " (explore seed ", seed, ")");
+      if (!out_dir.empty()) {
+        name = absl::StrCat(out_dir, "/generated-", i, ".toml");
+        if (!WriteText(name, scenarios::PrintScenario(s))) return kExitCantCreate;
+      }
+      population.emplace_back(std::move(name), std::move(s));
+    }
+  } else {
+    for (const std::string& f : files) {
+      Scenario s;
+      int code = 0;
+      if (!LoadOrSay(f, &s, &code)) return code;
+      population.emplace_back(f, std::move(s));
+    }
   }
   absl::btree_map<std::string, SavedReal> saved;
   if (!real_from.empty()) {
@@ -238,16 +307,18 @@ int FidelityCommand(int argc, char** argv) {
     }
     out << "file,profile,policy,seeds,model_failures,model_runs_ran,model_harness_errors,"
            "model_verdicts,client,trials,real_failures,real_trials_ran,real_harness_errors,"
-           "real_verdicts,difference\n";
+           "real_verdicts,difference,real_load_mean,real_client_cpu_s_mean\n";
   }
   std::printf("prodsim fidelity: model (policy %s, seeds 1..%lld) beside %s over the wire (%lld "
-              "trials; real timing: a distribution)\n\n",
+              "trials, %lld at once; real timing: a distribution)\n\n",
               policy.c_str(), static_cast<long long>(seeds), options.client.c_str(),
-              static_cast<long long>(trials));
+              static_cast<long long>(trials), static_cast<long long>(jobs));
   std::printf("%-58s %-14s %9s %9s %6s\n", "file", "profile", "model", "real", "|diff|");
   std::string client_name = options.client;
-  for (size_t f = 0; f < files.size(); ++f) {
-    Scenario s = scenarios_in[f];
+  int64_t compared = 0, within = 0;
+  double diff_sum = 0;
+  for (auto& [name, scenario] : population) {
+    Scenario s = scenario;
     if (!profile.empty()) s = scenarios::WithProfile(s, profile);
     Side model, real;
     for (int64_t seed = 1; seed <= seeds; ++seed) {
@@ -258,22 +329,38 @@ int FidelityCommand(int argc, char** argv) {
       model.Add(scenarios::RunScenario(m));
       if (model.harness_errors > 0) break;  // the scenario, not the seed: every seed would say it
     }
-    const auto saved_real = saved.find(files[f]);
+    const auto saved_real = saved.find(name);
+    double load = -1, cpu = -1;
     if (saved_real != saved.end()) {
       real = saved_real->second.side;
       client_name = saved_real->second.client;
-    }
-    for (int64_t t = 0; t < trials && saved_real == saved.end(); ++t) {
-      const wire::RealOutput r = wire::RunReal(s, options);
-      if (r.run.record.client && !r.run.record.client->name.empty()) {
-        client_name = r.run.record.client->name;
+      load = saved_real->second.load;
+      cpu = saved_real->second.cpu;
+    } else if (trials > 0 && !world.ok()) {
+      std::printf("  (no real trials: %s)\n", std::string(world.status().message()).c_str());
+    } else if (trials > 0) {
+      double load_sum = 0, cpu_sum = 0;
+      int64_t loads = 0;
+      for (const wire::RealOutput& r :
+           search::Trials(*world, s, static_cast<int>(trials), static_cast<unsigned>(jobs))) {
+        if (r.run.record.client && !r.run.record.client->name.empty()) {
+          client_name = r.run.record.client->name;
+        }
+        real.Add(r.run);
+        if (r.load_before >= 0) load_sum += r.load_before, ++loads;
+        cpu_sum += static_cast<double>(r.client_cpu.nanos()) / 1e9;
       }
-      real.Add(r.run);
-      if (r.run.verdict == Verdict::kHarnessError) break;  // every trial would be the same
+      load = loads > 0 ? load_sum / static_cast<double>(loads) : -1;
+      cpu = real.runs > 0 ? cpu_sum / static_cast<double>(real.runs) : -1;
     }
     const bool both = model.Rate() >= 0 && real.Rate() >= 0;
     const double diff = both ? std::fabs(model.Rate() - real.Rate()) : -1;
-    std::printf("%-58s %-14s %9s %9s %6s\n", files[f].c_str(), s.producer.profile.c_str(),
+    if (both) {
+      ++compared;
+      diff_sum += diff;
+      if (diff <= 0.25) ++within;
+    }
+    std::printf("%-58s %-14s %9s %9s %6s\n", name.c_str(), s.producer.profile.c_str(),
                 Rate(model).c_str(), Rate(real).c_str(),
                 both ? absl::StrFormat("%.2f", diff).c_str() : "-");
     std::printf("  model: %s\n", model.Distribution().c_str());
@@ -281,19 +368,27 @@ int FidelityCommand(int argc, char** argv) {
       std::printf("    harness error: %s\n", model.first_harness_error.c_str());
     }
     std::printf("  real %s: %s\n", client_name.c_str(), real.Distribution().c_str());
+    if (load >= 0 || cpu >= 0) std::printf("    %s\n", MachineNote(load, cpu).c_str());
     if (!real.first_harness_error.empty()) {
       std::printf("    harness error: %s\n", real.first_harness_error.c_str());
     }
     std::fflush(stdout);
     if (out) {
-      out << CsvField(files[f]) << "," << s.producer.profile << "," << policy << "," << seeds
+      out << CsvField(name) << "," << s.producer.profile << "," << policy << "," << seeds
           << "," << model.failures << "," << model.runs - model.harness_errors << ","
           << model.harness_errors << "," << CsvField(model.Distribution()) << ","
           << CsvField(client_name) << "," << real.runs << "," << real.failures << ","
           << real.runs - real.harness_errors << "," << real.harness_errors << ","
           << CsvField(real.Distribution()) << ","
-          << (both ? absl::StrFormat("%.3f", diff) : std::string()) << "\n";
+          << (both ? absl::StrFormat("%.3f", diff) : std::string()) << ","
+          << (load >= 0 ? absl::StrFormat("%.2f", load) : std::string()) << ","
+          << (cpu >= 0 ? absl::StrFormat("%.3f", cpu) : std::string()) << "\n";
     }
+  }
+  if (compared > 0) {
+    std::printf("\n%lld of %lld within 0.25 of the real client; mean |diff| %.3f\n",
+                static_cast<long long>(within), static_cast<long long>(compared),
+                diff_sum / static_cast<double>(compared));
   }
   if (!csv.empty()) std::printf("\nwritten to %s\n", csv.c_str());
   return 0;
