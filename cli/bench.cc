@@ -67,7 +67,15 @@ constexpr const char* kBenchUsage =
     "  bench/scenarios/wire-mix.toml) per exploration seed 1..K (default 3), the\n"
     "  Sarama model in the simulated world (at most M runs, default 2000) beside the\n"
     "  real client over the wire on the same generated scenarios (at most T trials,\n"
-    "  default 5).\n";
+    "  default 5).\n"
+    "prodsim bench --wire-jobs [--file=FILE] [--base=FILE] [--client=NAME] [--jobs=J]\n"
+    "                          [--runs=G] [--trials=N]\n"
+    "  instead: explore --client's trials one at a time beside J at once (default\n"
+    "  8): the throughput over G scenarios generated from the base (default 32,\n"
+    "  bench/scenarios/report-config-steady.toml), then FILE's failure rate over N\n"
+    "  trials each way (default 40; FILE default\n"
+    "  scenarios/known/real/librdkafka-2.0.2-4438-sequence-desync.toml) with\n"
+    "  Fisher's exact test. Exit 1 if the rates differ at the 5% level.\n";
 
 // A scenario file: a path given by a flag, or the compiled-in copy of a
 // source-tree file (builtin.h).
@@ -82,6 +90,9 @@ struct BenchArgs {
   BenchFile base_non_idempotent{"bench/scenarios/report-config-non-idempotent.toml"};
   bool compare = false;
   bool wire = false;
+  bool wire_jobs = false;
+  BenchFile file{"scenarios/known/real/librdkafka-2.0.2-4438-sequence-desync.toml"};
+  WireJobsArgs jobs_args;
   bool scaling = false;
   uint64_t max_messages = 1000000;
   bool seeds_set = false;
@@ -89,6 +100,7 @@ struct BenchArgs {
   WireBenchArgs wire_args;
   bool runs_set = false;
   uint64_t runs = 2000, seeds = 20, max_runs_per_seed = 5000;
+  uint64_t jobs_set = 0;
 };
 
 int BenchUsage(const std::string& error) {
@@ -371,7 +383,7 @@ int BenchCommand(int argc, char** argv) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
     } else if (arg != "--help" && arg != "-h" && arg != "--compare" && arg != "--wire" &&
-               arg != "--scaling" && i + 1 < argc) {
+               arg != "--wire-jobs" && arg != "--scaling" && i + 1 < argc) {
       value = argv[++i];
     }
     if (arg == "--help" || arg == "-h") {
@@ -385,6 +397,11 @@ int BenchCommand(int argc, char** argv) {
       a.compare = true;
     } else if (arg == "--wire") {
       a.wire = true;
+    } else if (arg == "--wire-jobs") {
+      a.wire_jobs = true;
+    } else if (arg == "--file" && !value.empty()) {
+      a.file = {value, true};
+    } else if (arg == "--jobs" && ParseCount(value, &a.jobs_set) && a.jobs_set <= 1024) {
     } else if (arg == "--scaling") {
       a.scaling = true;
     } else if (arg == "--max-messages" && ParseCount(value, &a.max_messages)) {
@@ -410,6 +427,21 @@ int BenchCommand(int argc, char** argv) {
   if (a.scaling) {
     if (!LoadOrSay(a.base, &base, &code)) return code;
     return Scaling(base, a.max_messages);
+  }
+  if (a.wire_jobs) {
+    if (!LoadOrSay(a.base, &base, &code)) return code;
+    absl::StatusOr<Scenario> parsed = LoadScenario(a.file.path);
+    if (!parsed.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(parsed.status().message()).c_str());
+      return absl::IsNotFound(parsed.status()) ? 66 : 65;
+    }
+    a.jobs_args.client = a.wire_args.client;
+    if (a.jobs_set > 0) a.jobs_args.jobs = static_cast<unsigned>(a.jobs_set);
+    if (a.runs_set) a.jobs_args.generated = a.runs;
+    if (a.wire_args.real_trials != WireBenchArgs{}.real_trials) {
+      a.jobs_args.trials = a.wire_args.real_trials;
+    }
+    return WireJobsBench(*parsed, a.file.path, base, a.base.path, a.jobs_args);
   }
   if (a.wire) {
     if (!a.base.given) a.base = {"bench/scenarios/wire-mix.toml"};

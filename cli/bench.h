@@ -34,6 +34,20 @@ struct WireBenchArgs {
 };
 int WireBench(const Scenario& base, const std::string& base_path, const WireBenchArgs& a);
 
+// 4. (prodsim bench --wire-jobs) explore --client's trials one at a time
+//    beside `jobs` at once: the throughput over the same generated
+//    scenarios, and one file's failure rate both ways (Fisher's exact test),
+//    so that the default --jobs is one at which timing does not change
+//    outcomes.
+struct WireJobsArgs {
+  std::string client = "librdkafka";
+  unsigned jobs = 0;  // 0: search::kRealJobsDefault
+  uint64_t generated = 32;
+  uint64_t trials = 40;
+};
+int WireJobsBench(const Scenario& file, const std::string& file_path, const Scenario& base,
+                  const std::string& base_path, const WireJobsArgs& a);
+
 }  // namespace scenarios
 
 #endif  // PRODSIM_CLI_BENCH_H_

@@ -1,7 +1,9 @@
 // prodsim bench --wire: time to the first ordering failure, the simulated
 // world with the Sarama model beside a real client over the wire, on the
 // same generated scenarios (the same fault mix), in one run.
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -10,7 +12,9 @@
 #include "cli/bench.h"
 #include "scenarios/explore.h"
 #include "scenarios/runner.h"
+#include "scenarios/parallel.h"
 #include "scenarios/scenario.h"
+#include "search/world.h"
 #include "wire/real_world.h"
 
 namespace scenarios {
@@ -96,6 +100,117 @@ int WireBench(const Scenario& base, const std::string& base_path, const WireBenc
               static_cast<unsigned long long>(a.seeds), real_wall,
               model_wall > 0 ? real_wall / model_wall : 0.0);
   return 0;
+}
+
+namespace {
+
+// Fisher's exact test, two-sided: the probability, under "both columns
+// have one failure rate", of a table at least as unlikely as this one
+// (a failures of n against b of m).
+double FisherTwoSided(int64_t a, int64_t n, int64_t b, int64_t m) {
+  const int64_t k = a + b, total = n + m;
+  auto log_choose = [](int64_t x, int64_t y) {
+    return std::lgamma(static_cast<double>(x + 1)) - std::lgamma(static_cast<double>(y + 1)) -
+           std::lgamma(static_cast<double>(x - y + 1));
+  };
+  auto p = [&](int64_t x) {
+    return std::exp(log_choose(n, x) + log_choose(m, k - x) - log_choose(total, k));
+  };
+  const double observed = p(a);
+  double sum = 0;
+  for (int64_t x = std::max<int64_t>(0, k - m); x <= std::min(k, n); ++x) {
+    const double px = p(x);
+    if (px <= observed * (1 + 1e-9)) sum += px;
+  }
+  return std::min(1.0, sum);
+}
+
+struct Column {
+  int64_t trials = 0, failures = 0, harness_errors = 0;
+  double wall = 0;
+  std::vector<double> trial_walls;
+};
+
+Column RunColumn(const search::World& w, const std::vector<Scenario>& scenarios, unsigned jobs) {
+  Column c;
+  const auto t0 = WallClock::now();
+  RunInOrder(
+      jobs, scenarios.size(), [&](uint64_t i) { return w.Run(scenarios[i]); },
+      [&](uint64_t, wire::RealOutput& r) {
+        ++c.trials;
+        if (r.run.verdict == Verdict::kHarnessError) ++c.harness_errors;
+        if (Fails(r.run.verdict)) ++c.failures;
+        c.trial_walls.push_back(static_cast<double>(r.wall.nanos()) / 1e9);
+        return true;
+      });
+  c.wall = Since(t0);
+  return c;
+}
+
+double MedianOf(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int WireJobsBench(const Scenario& file, const std::string& file_path, const Scenario& base,
+                  const std::string& base_path, const WireJobsArgs& args) {
+  WireJobsArgs a = args;
+  if (a.jobs == 0) a.jobs = search::kRealJobsDefault;
+  wire::RealOptions options;
+  options.client = a.client;
+  options.bound = sim::Duration::Seconds(120);
+  absl::StatusOr<search::World> world = search::World::Real(options);
+  if (!world.ok()) {
+    std::fprintf(stderr, "prodsim: %s\n", std::string(world.status().message()).c_str());
+    return 64;
+  }
+  std::printf("prodsim bench --wire-jobs: %s over the wire, trials one at a time beside %u at "
+              "once (explore --client's default), side by side in one run\n\n",
+              a.client.c_str(), a.jobs);
+  // 1. Throughput: the same generated scenarios (explore --client's, from
+  //    the base), at --jobs=1 and at --jobs=J.
+  scenarios::GenerateOptions g;
+  g.client = world->family();
+  std::vector<Scenario> generated;
+  for (uint64_t i = 0; i < a.generated; ++i) {
+    generated.push_back(Generate(base, ExploreSeed(1, 0, 1, i), g));
+  }
+  const Column one = RunColumn(*world, generated, 1);
+  const Column many = RunColumn(*world, generated, a.jobs);
+  std::printf("1. throughput: %llu scenarios generated from %s (explore seeds of 1)\n",
+              static_cast<unsigned long long>(a.generated), base_path.c_str());
+  std::printf("   --jobs=1: %.1f s, %.2f trials/s, median trial %.2f s, failures %lld, harness "
+              "errors %lld\n",
+              one.wall, static_cast<double>(one.trials) / one.wall, MedianOf(one.trial_walls),
+              static_cast<long long>(one.failures), static_cast<long long>(one.harness_errors));
+  std::printf("   --jobs=%u: %.1f s, %.2f trials/s, median trial %.2f s, failures %lld, harness "
+              "errors %lld\n",
+              a.jobs, many.wall, static_cast<double>(many.trials) / many.wall,
+              MedianOf(many.trial_walls), static_cast<long long>(many.failures),
+              static_cast<long long>(many.harness_errors));
+  std::printf("   throughput ratio --jobs=%u / --jobs=1: %.2fx (target >= 5x)\n\n", a.jobs,
+              one.wall / many.wall);
+  // 2. Agreement: one file's failure rate, N trials each way.
+  const std::vector<Scenario> same(a.trials, file);
+  const Column j1 = RunColumn(*world, same, 1);
+  const Column jn = RunColumn(*world, same, a.jobs);
+  const double p = FisherTwoSided(j1.failures, j1.trials - j1.harness_errors, jn.failures,
+                                  jn.trials - jn.harness_errors);
+  std::printf("2. agreement: %s, %llu trials each way\n", file_path.c_str(),
+              static_cast<unsigned long long>(a.trials));
+  std::printf("   --jobs=1: %lld/%lld fail (%.1f s); --jobs=%u: %lld/%lld fail (%.1f s)\n",
+              static_cast<long long>(j1.failures), static_cast<long long>(j1.trials), j1.wall,
+              a.jobs, static_cast<long long>(jn.failures), static_cast<long long>(jn.trials),
+              jn.wall);
+  std::printf("   Fisher's exact test, two-sided: p = %.3f (%s at the 5%% level)\n", p,
+              p < 0.05 ? "the rates DIFFER: timing at this --jobs changes outcomes"
+                       : "no difference");
+  std::printf("   machine: %u cores, 1-minute load %.2f now\n", MachineCores(),
+              wire::LoadAverage());
+  return p < 0.05 ? 1 : 0;
 }
 
 }  // namespace scenarios
