@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "scenarios/parallel.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
 #include "cli/common.h"
@@ -50,7 +51,7 @@ void OnSignal(int) { g_stop = 1; }
 const char* const kRealUsage =
     "usage: prodsim real FILE --client=librdkafka|CMD [--trials=N] [--until-failure]\n"
     "                    [--bound=DURATION] [--trace=OUT] [--history=OUT] [--events=OUT]\n"
-    "                    [--out=DIR]\n"
+    "                    [--out=DIR] [--jobs=N]\n"
     "       prodsim serve FILE [--history=OUT]\n"
     "real: serves the scenario's cluster on 127.0.0.1 (one port per broker), applies\n"
     "  its faults at their `at` after the start, runs a real client against it as a\n"
@@ -67,7 +68,10 @@ const char* const kRealUsage =
     "  logs, one line each) and the client's event lines alone. --out=DIR keeps\n"
     "  every failing trial: DIR/trial-T.txt (its verdict, every violation with\n"
     "  all witnesses, the signature's chain) and DIR/trial-T-history.txt. Each\n"
-    "  trial's line says the load before it and the client's CPU time.\n"
+    "  trial's line says the load before it and the client's CPU time. --jobs=N\n"
+    "  runs N trials at once (each its own ports and process group; default 1),\n"
+    "  printed in trial order: more load on the machine, see prodsim bench\n"
+    "  --wire-jobs.\n"
     "serve: only serves the scenario's cluster, for your own application: prints\n"
     "  the bootstrap address, applies the faults, and on SIGINT/SIGTERM (or at the\n"
     "  scenario's limits.time) runs the checks that need no client outcomes\n"
@@ -78,7 +82,7 @@ int RealCommand(int argc, char** argv) {
   std::vector<std::string> files;
   wire::RealOptions options;
   options.client.clear();
-  int64_t trials = 1;
+  int64_t trials = 1, jobs = 1;
   bool until_failure = false;
   std::string trace_out, history_out, events_out, out_dir;
   for (int i = 2; i < argc; ++i) {
@@ -98,6 +102,10 @@ int RealCommand(int argc, char** argv) {
     } else if (absl::StartsWith(a, "--trials=")) {
       if (!absl::SimpleAtoi(a.substr(9), &trials) || trials < 1 || trials > kTrialsMax) {
         return Usage(absl::StrCat("--trials takes a count from 1 to ", kTrialsMax, ": '", a, "'"));
+      }
+    } else if (absl::StartsWith(a, "--jobs=")) {
+      if (!absl::SimpleAtoi(a.substr(7), &jobs) || jobs < 1 || jobs > 1024) {
+        return Usage(absl::StrCat("--jobs takes a count from 1 to 1024: '", a, "'"));
       }
     } else if (a == "--until-failure") {
       until_failure = true;
@@ -133,8 +141,12 @@ int RealCommand(int argc, char** argv) {
   std::string client;
   double load_sum = 0, cpu_sum = 0;
   int64_t load_n = 0;
-  for (int64_t t = 1; t <= trials; ++t) {
-    const wire::RealOutput r = wire::RunReal(s, options);
+  int exit_now = -1;
+  // Trials on --jobs threads, consumed in trial order.
+  scenarios::RunInOrder(static_cast<unsigned>(jobs), static_cast<uint64_t>(trials),
+                        [&](uint64_t) { return wire::RunReal(s, options); },
+                        [&](uint64_t index, wire::RealOutput& r) {
+    const int64_t t = static_cast<int64_t>(index) + 1;
     ++ran;
     if (r.load_before >= 0) load_sum += r.load_before, ++load_n;
     cpu_sum += static_cast<double>(r.client_cpu.nanos()) / 1e9;
@@ -159,23 +171,24 @@ int RealCommand(int argc, char** argv) {
         const std::string base = absl::StrCat(out_dir, "/trial-", t);
         if (!WriteText(base + ".txt", wire::TrialReport(r.run, line)) ||
             !WriteText(base + "-history.txt", wire::HistoryText(r.run.record))) {
-          return kExitCantCreate;
+          exit_now = kExitCantCreate;
+          return false;
         }
         std::printf("    kept in %s.txt and %s-history.txt\n", base.c_str(), base.c_str());
       }
     }
-    if (!trace_out.empty() && !WriteText(trace_out, r.run.trace)) return kExitCantCreate;
-    if (!history_out.empty() && !WriteText(history_out, wire::HistoryText(r.run.record))) {
-      return kExitCantCreate;
-    }
-    if (!events_out.empty() && r.run.record.client &&
-        !WriteText(events_out, wire::EventsText(*r.run.record.client))) {
-      return kExitCantCreate;
+    if ((!trace_out.empty() && !WriteText(trace_out, r.run.trace)) ||
+        (!history_out.empty() && !WriteText(history_out, wire::HistoryText(r.run.record))) ||
+        (!events_out.empty() && r.run.record.client &&
+         !WriteText(events_out, wire::EventsText(*r.run.record.client)))) {
+      exit_now = kExitCantCreate;
+      return false;
     }
     std::fflush(stdout);
-    if (r.run.verdict == Verdict::kHarnessError) break;  // the next trial would be the same
-    if (until_failure && r.run.verdict != Verdict::kPass) break;
-  }
+    if (r.run.verdict == Verdict::kHarnessError) return false;  // the next would be the same
+    return !(until_failure && r.run.verdict != Verdict::kPass);
+  });
+  if (exit_now >= 0) return exit_now;
   std::string dist;
   for (const auto& [v, n] : seen) {
     absl::StrAppend(&dist, dist.empty() ? "" : ", ", v, " ", n.first, "/", ran);
