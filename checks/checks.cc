@@ -272,15 +272,25 @@ class AckedBatchesInOrder final : public Check {
   std::string_view name() const override { return "acked-batches-in-order"; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
     if (!r.idempotent) return std::nullopt;
-    using Key = std::tuple<std::string_view, int32_t, int16_t>;  // topic, partition, epoch
+    // topic, partition, epoch, and the produce call when the application
+    // asked for order within a call only (concurrent calls: a client may
+    // report a call when all its partitions are done, so two calls' acks
+    // of one partition may come in either order).
+    using Key = std::tuple<std::string_view, int32_t, int16_t, int64_t>;
+    absl::btree_map<uint64_t, int64_t> call_of;
+    if (r.order_within_call) {
+      for (const ProducedMessage& m : r.produced) call_of.try_emplace(m.id, m.call);
+    }
     absl::btree_map<Key, const sarama::AckEvent*> last;
     Witnesses w;
     std::string first;
     Subject subject;
     for (const sarama::AckEvent& ack : r.producer.acks) {
       if (!ack.has_sequence) continue;
-      auto [it, inserted] =
-          last.try_emplace(Key{ack.topic, ack.partition, ack.producer_epoch}, &ack);
+      const auto call = call_of.find(ack.id);
+      auto [it, inserted] = last.try_emplace(
+          Key{ack.topic, ack.partition, ack.producer_epoch, call == call_of.end() ? 0 : call->second},
+          &ack);
       if (inserted) continue;
       const sarama::AckEvent& prev = *it->second;
       it->second = &ack;

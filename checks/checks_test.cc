@@ -221,6 +221,21 @@ TEST(AckedBatchesInOrder, EpochRestartWrapAndNoSequencePass) {
   EXPECT_FALSE(EvaluateCheck("acked-batches-in-order", plain).has_value());
 }
 
+// Concurrent produce calls: acks of two calls of one partition may come in
+// either order; within one call they must not.
+TEST(AckedBatchesInOrder, OrderWithinACallOnlyWhenCallsAreConcurrent) {
+  RunRecord r = CleanRecord();
+  std::swap(r.producer.acks[1], r.producer.acks[5]);  // id 5 (seq 2) acked before id 3 (seq 1)
+  ExpectViolation("acked-batches-in-order", r, "ack id=5");
+  r.order_within_call = true;
+  for (ProducedMessage& m : r.produced) m.call = static_cast<int64_t>(m.id);
+  EXPECT_FALSE(EvaluateCheck("acked-batches-in-order", r).has_value());
+  // Canary: ids 3 and 5 in one call.
+  r.produced[2].call = 3;
+  r.produced[4].call = 3;
+  ExpectViolation("acked-batches-in-order", r, "ack id=3");
+}
+
 // --- log-sequences-contiguous
 
 // The clean record's logs hold seq 0..1, 2..2 on t/0 and 0..2 on t/1.

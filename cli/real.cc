@@ -18,6 +18,7 @@
 #include "scenarios/scenario.h"
 #include "cli/common.h"
 #include "wire/client_lines.h"
+#include "wire/drivers.h"
 #include "wire/history_text.h"
 #include "wire/real_world.h"
 
@@ -131,6 +132,10 @@ int RealCommand(int argc, char** argv) {
   Scenario s;
   int code = 0;
   if (!LoadOrSay(files[0], &s, &code)) return code;
+  if (absl::StatusOr<wire::Driver> d = wire::FindDriver(options.client); !d.ok()) {
+    std::fprintf(stderr, "prodsim: %s\n", std::string(d.status().message()).c_str());
+    return kExitUsage;
+  }
   if (!out_dir.empty() && !MakeDirectory(out_dir)) return kExitCantCreate;
   const std::string& file = files[0];
 

@@ -15,6 +15,11 @@ packages=(
   golang-github-klauspost-compress-dev golang-github-pierrec-lz4-dev
   golang-github-rcrowley-go-metrics-dev golang-golang-x-net-dev
 )
+# The kafkajs driver (clients/kafkajs): Node.js and npm, Debian's unless the
+# machine has them already (a NodeSource node carries its own npm).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  packages+=(nodejs npm)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

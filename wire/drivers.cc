@@ -192,13 +192,17 @@ absl::Status UseVersion(const KnownDriver& k, const std::string& version, Driver
     return absl::OkStatus();
   }
   if (family == "kafkajs") {
-    const std::filesystem::path module =
-        dir / absl::StrCat(k.module, "-", version) / "node_modules" / k.module;
+    // "kafkajs_fixes-2.3.1", not "kafkajs-fixes-2.3.1": kafkajs-fixes's
+    // index.js finds itself by replacing the first "-fixes" in its own path.
+    std::string stem = k.module;
+    std::replace(stem.begin(), stem.end(), '-', '_');
+    const std::filesystem::path prefix = dir / absl::StrCat(stem, "-", version);
+    const std::filesystem::path module = prefix / "node_modules" / k.module;
     if (access((module / "package.json").c_str(), R_OK) != 0) {
-      return absl::NotFoundError(absl::StrCat(
-          k.module, " ", version, " is not installed: no ", (module / "package.json").string(),
-          " (npm install --prefix ", (dir / absl::StrCat(k.module, "-", version)).string(), " ",
-          k.module, "@", version, ")"));
+      return absl::NotFoundError(absl::StrCat(k.module, " ", version, " is not installed: no ",
+                                              (module / "package.json").string(),
+                                              " (npm install --prefix ", prefix.string(), " ",
+                                              k.module, "@", version, ")"));
     }
     d->env.emplace_back("PRODSIM_KAFKAJS_MODULE", module.string());
     return absl::OkStatus();

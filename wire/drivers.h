@@ -56,7 +56,7 @@ struct Driver {
 // ("librdkafka@2.15.1", "kafkajs@2.2.4", "sarama@main-bd98b3ae"), or a
 // command (a path; split on spaces). A version other than the one built in
 // is looked up in the versions directory (VersionsDir()): librdkafka-V/lib
-// (clients/librdkafka/build-version.sh), kafkajs-V/node_modules/kafkajs,
+// (clients/librdkafka/build-version.sh), kafkajs-V/node_modules/kafkajs (kafkajs_fixes-V for kafkajs-fixes),
 // sarama-V/prodsim-sarama (clients/sarama/build.sh). An error: a known
 // driver whose program or version was not built, saying how to build it.
 absl::StatusOr<Driver> FindDriver(std::string_view client);

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The real clients' findings as a regression run: each file under
+# scenarios/known/real/ (CLIENT-VERSION-what.toml) replayed over the wire
+# with its client, K trials at once; its [expect] verdict, check and
+# signature (the signature's @client replaced by the client run) must come
+# out in at least R of them. A file whose client is not built is skipped,
+# and says so. Then the same files on another version where one is given:
+# CLIENT=ALSO pairs in PRODSIM_KNOWN_REAL_ALSO ("kafkajs=kafkajs-fixes").
+set -uo pipefail
+prodsim=${1:?}; dir=${2:?}; trials=${3:-3}; needed=${4:-2}
+status=0
+run() {  # FILE FAMILY CLIENT
+  local file=$1 family=$2 client=$3 verdict check signature want got
+  verdict=$(sed -n '/^\[expect\]/,/^\[/{s/^verdict = "\(.*\)"/\1/p}' "$file")
+  check=$(sed -n '/^\[expect\]/,/^\[/{s/^check = "\(.*\)"/\1/p}' "$file")
+  signature=$(sed -n '/^\[expect\]/,/^\[/{s/^signature = "\(.*\)"/\1/p}' "$file")
+  # A signature named after the client (@kafkajs) is the client run's.
+  [[ ${signature#*@} == "$family" ]] && signature=${signature%@*}@${client%%@*}
+  want="$verdict [$check] $signature"
+  out=$("$prodsim" real "$file" --client="$client" --trials="$trials" --jobs="$trials" --bound=60s 2>&1)
+  if grep -q "is not built\|was not found" <<<"$out"; then
+    echo "skip $(basename "$file") on $client: $(grep -m1 'not' <<<"$out")"
+    return
+  fi
+  got=$(grep -cF -- ": $want client=" <<<"$out")
+  if ((got >= needed)); then
+    echo "ok   $(basename "$file") on $client: $want in $got of $trials trials"
+  else
+    echo "FAIL $(basename "$file") on $client: want '$want' in $needed of $trials trials, got $got:"
+    grep -E "trial [0-9]+/|distribution" <<<"$out"
+    status=1
+  fi
+}
+for file in "$dir"/*.toml; do
+  name=$(basename "$file")
+  client=${name%%-[0-9]*}
+  run "$file" "$client" "$client"
+  for pair in ${PRODSIM_KNOWN_REAL_ALSO:-}; do
+    [[ ${pair%%=*} == "$client" ]] && run "$file" "$client" "${pair#*=}"
+  done
+done
+exit $status
