@@ -27,10 +27,14 @@
 //     no leader ever wrote, or whose write was truncated away.
 //   retry-overtaken: a message whose attempt the broker refused (or whose
 //     answer was lost) was written after a later message of its partition.
+//   kept-dead-connection: a blackhole took a connection's state, and the
+//     client kept using it, never opening another to that broker, while
+//     its messages failed or waited.
 //   stalled-after-heal: messages unresolved (or the client not closed)
 //     long after the last fault healed.
 #include <algorithm>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -267,6 +271,73 @@ std::optional<Signature> RetryOvertaken(const RunRecord& r, const Violation& v) 
   return chain.Done("retry-overtaken", Family(r));
 }
 
+// The broker a blackhole fault was on ("blackhole client<->broker-2: ..."),
+// or -1 (fault_models/faults.cc Blackhole::Describe).
+int32_t BlackholedBroker(const kafka::FaultEvent& f) {
+  constexpr std::string_view kPrefix = "blackhole client<->broker-";
+  if (f.healed || f.description.compare(0, kPrefix.size(), kPrefix) != 0) return -1;
+  int32_t b = 0;
+  size_t i = kPrefix.size();
+  if (i >= f.description.size() || f.description[i] < '0' || f.description[i] > '9') return -1;
+  for (; i < f.description.size() && f.description[i] >= '0' && f.description[i] <= '9'; ++i) {
+    b = b * 10 + (f.description[i] - '0');
+  }
+  return b;
+}
+
+// kept-dead-connection: a middlebox lost a connection's state (blackhole:
+// every packet of the connections open then is dropped; new ones work),
+// and the client went on using that connection, never opening another to
+// the broker, while its messages failed or waited: it gives up on requests
+// (its request timeout) without giving up on the connection.
+std::optional<Signature> KeptDeadConnection(const RunRecord& r, const Violation& v) {
+  if (v.check != "liveness" && v.check != "client-hung") return std::nullopt;
+  for (const kafka::FaultEvent& f : r.kafka.faults) {
+    const int32_t broker = BlackholedBroker(f);
+    if (broker < 0) continue;
+    const kafka::ConnectionEvent* held = nullptr;  // open at the fault
+    bool reopened = false;
+    for (const kafka::ConnectionEvent& c : r.kafka.connections) {
+      if (c.broker.value != broker) continue;
+      if (c.opened && c.at <= f.at) held = &c;
+      if (!c.opened && held != nullptr && c.connection == held->connection && c.at <= f.at) {
+        held = nullptr;
+      }
+      if (c.opened && c.at > f.at) reopened = true;
+    }
+    if (held == nullptr || reopened) continue;
+    // Messages produced after the fault that never reached a log.
+    std::vector<uint64_t> lost_after;
+    for (const ProducedMessage& m : r.produced) {
+      if (m.at <= f.at) continue;
+      bool written = false;
+      for (const AppendEvent& a : r.kafka.appends) {
+        if (a.leader && a.broker.value == broker && Contains(a.record_ids, m.id)) written = true;
+      }
+      if (!written) lost_after.push_back(m.id);
+    }
+    if (lost_after.empty()) continue;
+    Chain chain(r, v, v.subject);
+    chain.Line(held->at, absl::StrCat("the client opens connection #", held->connection,
+                                      " to broker ", broker));
+    chain.Line(f.at, absl::StrCat("fault: ", f.description));
+    for (const sarama::ErrorEvent& e : r.producer.errors) {
+      if (e.at > f.at) {
+        chain.Line(e.at, absl::StrCat("the client reports id=", e.id, " failed: ", e.err.ToString(),
+                                      "; no connection to broker ", broker,
+                                      " was opened after the fault"));
+        break;
+      }
+    }
+    if (!r.client->events.empty()) {
+      const auto& [at, line] = r.client->events.back();
+      chain.Line(at, absl::StrCat("the client's last line: ", line.substr(0, 160)));
+    }
+    return chain.Done("kept-dead-connection", Family(r));
+  }
+  return std::nullopt;
+}
+
 std::optional<Signature> StalledAfterHeal(const RunRecord& r, const Violation& v) {
   if (v.check != "liveness") return std::nullopt;
   Chain chain(r, v, v.subject);
@@ -293,8 +364,9 @@ std::optional<Signature> StalledAfterHeal(const RunRecord& r, const Violation& v
 std::optional<Signature> ClassifyRealClient(const RunRecord& r, const Violation& v) {
   if (!r.client.has_value()) return std::nullopt;
   using Rule = std::optional<Signature> (*)(const RunRecord&, const Violation&);
-  constexpr Rule kRealRules[] = {&SequenceReuse,  &Rewritten,      &NotPersistedButWritten,
-                                 &AckedLost,      &RetryOvertaken, &StalledAfterHeal};
+  constexpr Rule kRealRules[] = {&SequenceReuse,  &Rewritten,          &NotPersistedButWritten,
+                                 &AckedLost,      &RetryOvertaken,     &KeptDeadConnection,
+                                 &StalledAfterHeal};
   for (Rule rule : kRealRules) {
     if (std::optional<Signature> sig = rule(r, v)) return sig;
   }

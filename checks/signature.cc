@@ -665,6 +665,10 @@ std::vector<MechanismInfo> Mechanisms() {
       {"retry-overtaken", "CLIENT",
        "a message refused (or whose answer was lost) written after a later one of its partition",
        true},
+      {"kept-dead-connection", "CLIENT",
+       "a blackhole took a connection's state; the client kept using it and opened no other to "
+       "that broker while its messages failed or waited",
+       true},
       {"stalled-after-heal", "CLIENT",
        "messages unresolved, or the client not closed, long after the last fault healed", true},
   };

@@ -126,6 +126,10 @@ void Bridge::OnAccept(kafka::BrokerId broker, int listen_fd) {
     c->broker = broker;
     c->fd = fd;
     conns_[c->id] = c;
+    if (history_ != nullptr) {
+      history_->connections.push_back(
+          kafka::ConnectionEvent{sched_.now(), broker, c->id, /*opened=*/true, ""});
+    }
     if (absl::Status st = loop_.Add(fd, uint32_t{EPOLLIN} | uint32_t{EPOLLRDHUP},
                                     [this, c](uint32_t events) { OnSocket(c, events); });
         !st.ok()) {
@@ -287,6 +291,10 @@ void Bridge::Close(const ConnPtr& c, bool reset) {
   c->fd = -1;
   if (c->ep.valid()) c->ep.Close();
   conns_.erase(c->id);
+  if (history_ != nullptr) {
+    history_->connections.push_back(kafka::ConnectionEvent{
+        sched_.now(), c->broker, c->id, /*opened=*/false, reset ? "reset" : "closed"});
+  }
 }
 
 void Bridge::CloseAll() {

@@ -77,6 +77,9 @@ class Bridge {
   // Closes every listening socket and connection (RST). Idempotent.
   void CloseAll();
   size_t open_connections() const { return conns_.size(); }
+  // Where each accepted and closed connection is recorded (the trial's
+  // broker history); none if null.
+  void set_history(kafka::History* history) { history_ = history; }
   uint64_t connections_accepted() const { return accepted_; }
 
  private:
@@ -105,6 +108,7 @@ class Bridge {
   absl::btree_map<uint64_t, ConnPtr> conns_;
   uint64_t next_conn_ = 1;
   uint64_t accepted_ = 0;
+  kafka::History* history_ = nullptr;
   Problems problems_;
 };
 

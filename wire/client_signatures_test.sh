@@ -11,9 +11,9 @@ prodsim=${1:?}; fake=${2:?}; testdata=${3:?}
 file=$testdata/fake-client.toml
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 status=0
-expect() {  # MODE VERDICT-TEXT
-  local mode=$1 want=$2
-  "$prodsim" real "$file" --client="$fake $mode" --bound=10s --out="$out/$mode" >"$out/$mode.log" 2>&1
+expect() {  # MODE VERDICT-TEXT [SCENARIO]
+  local mode=$1 want=$2 scenario=${3:-$file}
+  "$prodsim" real "$scenario" --client="$fake $mode" --bound=10s --out="$out/$mode" >"$out/$mode.log" 2>&1
   if ! grep -qF -- "$want" "$out/$mode.log"; then
     echo "FAIL $mode: want '$want', got:"; sed -n 1,20p "$out/$mode.log"; status=1
   else
@@ -27,6 +27,8 @@ expect ack-without-write "safety [acked-are-durable] ack-without-write@fake"
 expect overtake "safety [per-partition-order] retry-overtaken@fake"
 expect stall "client-failure [client-hung] stalled-after-heal@fake"
 expect assertion "producer-assertion [no-producer-assertion]"
+expect dead-connection "client-failure [client-hung] kept-dead-connection@fake" \
+  "$testdata/fake-client-blackhole.toml"
 # The kept report of a failing trial names its signature's chain and the
 # history holds the client's lines beside the broker's.
 grep -q "signature: sequence-reuse@fake; how it came about:" "$out/sequence-reuse/trial-1.txt" ||

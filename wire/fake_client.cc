@@ -16,6 +16,10 @@
 //   stall            id 1 handed over, then nothing until killed.
 //   assertion        as the Sarama driver reports produceSet.add's
 //                    assertion (the start line says "sarama").
+//   dead-connection  id 1 written; 400 ms later (after the test scenario's
+//                    blackhole) id 2 on the same connection, given up
+//                    after 1 s and reported failed; then nothing, on no
+//                    new connection, until killed.
 // Not installed; built for ctest only.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -25,6 +29,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -107,24 +112,35 @@ class Conn {
     const std::string frame = kafka::wire::EncodeRequest(h, m);
     if (write(fd_, frame.data(), frame.size()) != static_cast<ssize_t>(frame.size())) Fail("write");
     char size[4];
-    ReadAll(size, 4);
+    if (!ReadAll(size, 4)) return nullptr;  // the read timeout
     const uint32_t n = ntohl(*reinterpret_cast<uint32_t*>(size));
     std::string body(n, '\0');
-    ReadAll(body.data(), n);
+    if (!ReadAll(body.data(), n)) Fail("read");
     absl::StatusOr<std::shared_ptr<kafka::Message>> r = kafka::wire::DecodeResponse(h, body);
     if (!r.ok()) Fail(std::string(r.status().message()));
     return *r;
   }
 
  private:
-  void ReadAll(char* p, size_t n) {
+  // False when the read timed out before anything came.
+  bool ReadAll(char* p, size_t n) {
     while (n > 0) {
       const ssize_t got = read(fd_, p, n);
+      if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
       if (got <= 0) Fail("read");
       p += got;
       n -= static_cast<size_t>(got);
     }
+    return true;
   }
+
+ public:
+  void SetReadTimeout(int seconds) {
+    timeval tv{seconds, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+
+ private:
   int fd_ = -1;
   int32_t correlation_ = 0;
 };
@@ -164,6 +180,11 @@ struct Producer {
     req.batches[tp] = batch;
     auto r = std::static_pointer_cast<kafka::ProduceResponse>(
         conn.Call(static_cast<int16_t>(kafka::ApiKey::kProduce), 7, req));
+    if (r == nullptr) {
+      kafka::ProducePartitionResponse timed_out;
+      timed_out.error = kafka::ErrorCode::REQUEST_TIMED_OUT;  // the client's own timeout
+      return timed_out;
+    }
     return r->partitions[tp];
   }
 };
@@ -217,6 +238,15 @@ int main(int argc, char** argv) {
     Acked(1, p.Send(1, -1).base_offset.value);
   } else if (job.mode == "stall") {
     Produced(1, job.topic);
+    std::this_thread::sleep_for(std::chrono::seconds(600));
+  } else if (job.mode == "dead-connection") {
+    Produced(1, job.topic);
+    Acked(1, p.Send(1, 0).base_offset.value);
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    Produced(2, job.topic);
+    conn.SetReadTimeout(1);
+    p.Send(2, 1);
+    Failed(2, "REQUEST_TIMEOUT", "unknown");
     std::this_thread::sleep_for(std::chrono::seconds(600));
   } else if (job.mode == "assertion") {
     Produced(1, job.topic);

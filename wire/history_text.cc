@@ -57,6 +57,11 @@ std::string HistoryText(const checks::RunRecord& rec) {
   }
   for (const kafka::ResponseEvent& r : h.responses) lines.emplace_back(r.at, ResponseText(r));
   for (const kafka::NoteEvent& n : h.notes) lines.emplace_back(n.at, absl::StrCat("note ", n.text));
+  for (const kafka::ConnectionEvent& c : h.connections) {
+    lines.emplace_back(c.at, absl::StrCat("broker-", c.broker.value, " connection #", c.connection,
+                                          c.opened ? " opened by the client"
+                                                   : absl::StrCat(" ", c.why)));
+  }
   if (rec.client.has_value()) {
     for (const auto& [at, line] : rec.client->events) {
       lines.emplace_back(at, absl::StrCat("client ", line));

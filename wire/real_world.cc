@@ -68,6 +68,7 @@ struct RealWorld {
         client(network.AddNode("client")),
         cluster(sched, network, std::move(cc), &record.kafka),
         bridge(loop, sched, network, cluster, client) {
+    bridge.set_history(&record.kafka);
     network.SetBuggify(&buggify);
     cluster.SetBuggify(&buggify);
   }

@@ -85,6 +85,17 @@ struct FaultEvent {
   bool healed = false;
 };
 
+// Wire mode: a TCP connection of the real client to a broker's port, opened
+// (accepted by the bridge) or closed (by either side: `why`), so that a
+// reader sees which connection a client kept using after a fault.
+struct ConnectionEvent {
+  sim::Time at;
+  BrokerId broker;
+  uint64_t connection = 0;  // the bridge's number for it, from 0
+  bool opened = false;
+  std::string why;  // closed: "reset" or "closed"
+};
+
 // Something the harness must say about a run that is neither a fault nor a
 // response: in wire mode, what a real client sent that the model refused or
 // does not serve (a compressed batch, a bad CRC, an API it does not
@@ -110,6 +121,7 @@ struct History {
   std::vector<ResponseEvent> responses;
   std::vector<FaultEvent> faults;
   std::vector<NoteEvent> notes;
+  std::vector<ConnectionEvent> connections;  // wire mode only
   // Final committed log per partition (up to the leader's high watermark),
   // filled by Cluster::SnapshotLogs at the end of a run.
   absl::btree_map<TopicPartition, std::vector<LogEntry>> final_logs;
