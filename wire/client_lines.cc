@@ -91,10 +91,14 @@ void ClientLines::OnLine(sim::Time at, std::string line) {
     r_.producer.acks.push_back(std::move(a));
   } else if (*event == "error") {
     const std::optional<int64_t> id = j->Int("id");
-    if (!id || *id <= 0 || *id > workload_.messages || job_topics_.empty()) {
-      return Garbage(at, line, "an error line needs an id of the job");
+    if (!id || *id < 0 || job_topics_.empty()) {
+      return Garbage(at, line, "an error line needs an id of the job, or 0");
     }
-    if (!topics_.contains(static_cast<uint64_t>(*id))) {
+    // An id outside the job (0: the driver could not tell which message)
+    // is the client reporting an outcome for a message the application
+    // never produced: kept as it is, for every-message-one-outcome.
+    const bool of_the_job = *id >= 1 && *id <= workload_.messages;
+    if (of_the_job && !topics_.contains(static_cast<uint64_t>(*id))) {
       // The produce call itself refused the message (clients/README.md):
       // it was offered, with the job's topic and key for its id.
       const uint64_t i = static_cast<uint64_t>(*id) - 1;
@@ -109,7 +113,7 @@ void ClientLines::OnLine(sim::Time at, std::string line) {
     sarama::ErrorEvent e;
     e.at = at;
     e.id = static_cast<uint64_t>(*id);
-    e.topic = topics_[e.id];
+    e.topic = of_the_job ? topics_[e.id] : "";
     e.partition = static_cast<int32_t>(j->Int("partition").value_or(-1));
     const std::string name = j->String("name").value_or("?");
     const std::string status = j->String("status").value_or("");

@@ -140,6 +140,21 @@ TEST(ClientLines, AckWithoutOffset) {
   EXPECT_EQ(f.record.producer.acks[1].offset, 7);
 }
 
+// An error the driver cannot name a message for (id 0) is an outcome for a
+// message the application never produced, not garbage.
+TEST(ClientLines, AnErrorForNoMessageOfTheJob) {
+  Fed f = Feed({Start("sarama"), kProduce,
+                R"({"event":"error","id":0,"partition":1,"code":-1,"name":"ErrShuttingDown","text":"x","status":"unknown","fatal":false,"t_us":9})"});
+  EXPECT_EQ(f.record.client->garbage_lines, 0);
+  ASSERT_EQ(f.record.producer.errors.size(), 1u);
+  EXPECT_EQ(f.record.producer.errors[0].id, 0u);
+  f.record.close_returned_at = Ms(10);
+  const std::optional<checks::Violation> v =
+      checks::FindCheck("every-message-one-outcome")->Evaluate(f.record);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_THAT(v->explanation, HasSubstr("outcome(s) for ids never produced"));
+}
+
 // Every line is kept with its time, garbage too, for a person to read.
 TEST(ClientLines, KeepsEveryLine) {
   Fed f = Feed({Start("kafkajs"), "not json", kProduce});
