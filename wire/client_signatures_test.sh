@@ -37,4 +37,25 @@ grep -q 'client {"event":"ack","id":2' "$out/sequence-reuse/trial-1-history.txt"
   { echo "FAIL: the kept history has no client lines"; status=1; }
 grep -q "answered as a duplicate (request ids=2)" "$out/sequence-reuse/trial-1-history.txt" ||
   { echo "FAIL: the history does not say what the duplicate carried"; status=1; }
+# explore --client and shrink over the wire, end to end on the fake client:
+# a generated scenario fails with sequence-reuse, the new signature's file
+# is shrunk over the wire (kept while 2 of 2 trials fail the same way), and
+# prodsim shrink --client does the same for one file.
+"$prodsim" explore --base="$file" --client="$fake sequence-reuse" --runs=6 --keep-going \
+  --out="$out/explore" --shrink-trials=2 --shrink-needed=2 --shrink-time=60s >"$out/explore.log" 2>&1
+if grep -q "found: seed [0-9]*: safety \[acked-are-durable\] sequence-reuse@fake client=fake" "$out/explore.log" &&
+   grep -q 'signature = "sequence-reuse@fake"' "$out/explore/new-sequence-reuse.toml" &&
+   ls "$out"/explore/*-history.txt >/dev/null 2>&1; then
+  echo "ok   explore --client: found, kept the trials' histories, shrank new-sequence-reuse.toml"
+else
+  echo "FAIL explore --client:"; cat "$out/explore.log"; status=1
+fi
+"$prodsim" shrink "$file" -o "$out/min.toml" --client="$fake rewrite" --trials=2 --needed=2 \
+  --time=60s >"$out/shrink.log" 2>&1
+if grep -q "the result failed the same way in 2 of 2 trials" "$out/shrink.log" &&
+   grep -q 'signature = "rewritten-under-new-sequence@fake"' "$out/min.toml"; then
+  echo "ok   shrink --client: $(grep 'final size' "$out/shrink.log")"
+else
+  echo "FAIL shrink --client:"; cat "$out/shrink.log"; status=1
+fi
 exit $status
