@@ -23,8 +23,10 @@
 //   not-persisted-but-written: the client reported a message failed and
 //     not persisted (librdkafka's NOT_PERSISTED), and a leader had written
 //     it.
-//   ack-without-write / acked-then-truncated: an acknowledged message that
-//     no leader ever wrote, or whose write was truncated away.
+//   ack-without-write / acked-then-truncated: an acknowledged message no
+//     broker answered success for (never written, or written and never
+//     confirmed before a truncation), or one a broker confirmed whose
+//     write was truncated away afterwards.
 //   retry-overtaken: a message whose attempt the broker refused (or whose
 //     answer was lost) was written after a later message of its partition.
 //   kept-dead-connection: a blackhole took a connection's state, and the
@@ -217,6 +219,25 @@ std::optional<Signature> NotPersistedButWritten(const RunRecord& r, const Violat
   return chain.Done("not-persisted-but-written", Family(r));
 }
 
+// Whether a broker answered success for a request carrying `id`: the
+// answer to its append, or a duplicate answer naming it.
+const ResponseEvent* SuccessFor(const RunRecord& r, uint64_t id) {
+  for (const ResponseEvent& e : r.kafka.responses) {
+    if (e.error == kafka::ErrorCode::NONE && e.duplicate && Contains(e.record_ids, id)) return &e;
+  }
+  for (const AppendEvent& a : r.kafka.appends) {
+    if (!a.leader || !Contains(a.record_ids, id)) continue;
+    const ResponseEvent* answer = AnswerOf(r, a);
+    if (answer != nullptr && answer->error == kafka::ErrorCode::NONE) return answer;
+  }
+  return nullptr;
+}
+
+// An acknowledged message in no log: ack-without-write when no broker
+// answered success for it (nothing the client read said it was written:
+// it was never sent, or its append was never confirmed and then
+// truncated); acked-then-truncated when a broker did and the write was
+// lost afterwards.
 std::optional<Signature> AckedLost(const RunRecord& r, const Violation& v) {
   if (v.check != "acked-are-durable" || v.subject.ids.size() != 1) return std::nullopt;
   const uint64_t id = v.subject.ids.front();
@@ -228,14 +249,26 @@ std::optional<Signature> AckedLost(const RunRecord& r, const Violation& v) {
       chain.Line(a.at, AppendText(a));
     }
   }
-  AckLines(chain, r, {id});
-  if (written == nullptr) return chain.Done("ack-without-write", Family(r));
+  const kafka::TruncateEvent* truncated = nullptr;
   for (const kafka::TruncateEvent& t : r.kafka.truncations) {
-    if (t.tp == written->tp && t.at > written->at && t.new_end <= written->base_offset) {
+    if (written != nullptr && t.tp == written->tp && t.at > written->at &&
+        t.new_end <= written->base_offset) {
+      truncated = &t;
       chain.Line(t.at, absl::StrCat("broker ", t.broker.value, " truncates ", t.tp.ToString(),
                                     " to offset ", t.new_end.value));
-      return chain.Done("acked-then-truncated", Family(r));
+      break;
     }
+  }
+  AckLines(chain, r, {id});
+  const ResponseEvent* success = SuccessFor(r, id);
+  if (success == nullptr) {
+    chain.Line(r.run.end_time, absl::StrCat("no broker answered success for a request carrying id=",
+                                            id));
+    return chain.Done("ack-without-write", Family(r));
+  }
+  if (truncated != nullptr) {
+    chain.Line(success->at, AnswerText(*success));
+    return chain.Done("acked-then-truncated", Family(r));
   }
   return std::nullopt;
 }

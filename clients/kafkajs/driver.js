@@ -31,7 +31,8 @@ const kStartNs = process.hrtime.bigint()
 // Bounds (STYLE.md: a limit on everything). The job's own ranges are the
 // protocol's; these are the driver's.
 const kJobBytesMax = 64 << 20 // the job line (1000 topics of 249 bytes fit easily)
-const kConnectAttemptsMax = 3 // producer.connect() calls, each with kafkajs's own retries
+const kConnectPauseMs = 250 // between producer.connect() calls, each with kafkajs's own retries
+const kConnectWaitMsMax = 30000 // connect() tried for at most this long (or until close_at)
 const kDisconnectWaitMs = 5000 // producer.disconnect() may hang on a dead broker
 const kPurgeWaitMs = 5000 // after a flush timeout, for the reports disconnect() provokes
 
@@ -465,19 +466,39 @@ function Wake(state) {
   if (state.wake) state.wake()
 }
 
+// Tries producer.connect() until it succeeds, as a service that needs its
+// producer does, for at most kConnectWaitMsMax (or until close_at); true
+// once connected. An application must not send before connect() resolved:
+// kafkajs would take the send and, for an idempotent producer whose
+// InitProducerId failed, write the batch without a producer id, that is
+// without idempotence (seen with a lost InitProducerId answer).
 async function Connect(producer, close_at_us) {
-  for (let attempt = 1; attempt <= kConnectAttemptsMax; attempt++) {
+  const deadline_us = NowUs() + kConnectWaitMsMax * 1000
+  for (let attempt = 1; ; attempt++) {
     try {
       await producer.connect()
-      return
+      return true
     } catch (e) {
       Emit('client_error', [['code', KafkaCode(e)], ['name', String(e.name)],
         ['text', `connect attempt ${attempt}: ${e.message}`]])
-      if (close_at_us >= 0 && NowUs() >= close_at_us) return
+      const now = NowUs()
+      if (now >= deadline_us || (close_at_us >= 0 && now >= close_at_us)) return false
+      await Sleep(kConnectPauseMs)
     }
   }
-  // Given up: the workload goes on, and kafkajs refuses each send ("The
-  // producer is disconnected"), which reports every id.
+}
+
+// Never connected: each id is refused at its produce call (an error alone,
+// no produce line), once it is due, as an application would report it.
+async function Refuse(job, state) {
+  // Given up at close_at: the ids were never reached, and print nothing.
+  const last = job.close_at_us >= 0 ? 0 : job.messages
+  for (let id = 1; id <= last; id++) {
+    Emit('error', [['id', id], ['partition', -1], ['code', -1], ['name', 'NotConnected'],
+      ['text', 'producer.connect() never succeeded; not sent'], ['status', 'not_persisted'],
+      ['fatal', false]])
+  }
+  state.next_id = job.messages + 1
 }
 
 // The calls: from id `first`, up to messages_per_send consecutive ids that
@@ -641,8 +662,11 @@ async function Main() {
     Emit('client_error', [['code', -1], ['name', 'REQUEST_TIMEOUT'],
       ['text', `request ${payload.apiName} v${payload.apiVersion} to ${payload.broker} timed out`]])
   })
-  await Connect(producer, job.close_at_us)
-  await Produce(job, producer, c, state)
+  if (await Connect(producer, job.close_at_us)) {
+    await Produce(job, producer, c, state)
+  } else {
+    await Refuse(job, state)
+  }
   await Close(job, producer, state)
   process.exit(0)
 }
