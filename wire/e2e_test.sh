@@ -2,6 +2,7 @@
 # prodsim real with the librdkafka driver, end to end:
 #   e2e_test.sh PRODSIM fault-free FILE [CLIENT]  every check passes, every message acked
 #   e2e_test.sh PRODSIM 4438 FILE                 fails with librdkafka's fatal error within 5 trials
+#   e2e_test.sh PRODSIM passes FILE [CLIENT]      passes 3 of 3 trials (a past false positive)
 set -uo pipefail
 prodsim=$1 mode=$2 file=$3 client=${4:-librdkafka}
 case $mode in
@@ -24,5 +25,11 @@ case $mode in
     grep -q "sequence-desync-fatal@rd_kafka_handle_idempotent_Produce_error" <<<"$out" ||
       { echo "FAIL: not classified as sequence-desync-fatal"; exit 1; }
     ;;
-  *) echo "usage: e2e_test.sh PRODSIM fault-free|4438 FILE" >&2; exit 64 ;;
+  passes)
+    out=$(timeout 240 "$prodsim" real "$file" --client="$client" --trials=3 --jobs=3 --bound=60s 2>&1)
+    rc=$?
+    echo "$out"
+    [[ $rc -eq 0 ]] || { echo "FAIL: exit $rc, expected 0 (every trial passes)"; exit 1; }
+    ;;
+  *) echo "usage: e2e_test.sh PRODSIM fault-free|4438|passes FILE" >&2; exit 64 ;;
 esac
