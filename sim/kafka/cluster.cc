@@ -658,7 +658,17 @@ sim::Task<void> Cluster::Serve(Broker* b, net::Endpoint ep, uint64_t incarnation
     const Time processed = sched_.now();
     const std::optional<ResponseFault> fault = TakeResponseFault(b, m->api);
     if (!fault) {
-      ep.Send(std::move(out));
+      // The client closed the connection while this request was being
+      // handled: Kafka 2.6 goes on with the requests it had already read
+      // from a connection its peer closed, one by one, only until it tries
+      // to send a response (Selector.close with CloseMode.GRACEFUL keeps
+      // the channel "until a send fails or all outstanding receives are
+      // processed"); the send fails, the channel closes, and the requests
+      // behind it are never handled.
+      if (!ep.Send(std::move(out))) {
+        MarkResponses(b, m->correlation_id, processed, ResponseFate::kLate);
+        co_return;
+      }
       continue;
     }
     switch (fault->kind) {
