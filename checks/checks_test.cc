@@ -236,6 +236,27 @@ TEST(AckedBatchesInOrder, OrderWithinACallOnlyWhenCallsAreConcurrent) {
   ExpectViolation("acked-batches-in-order", r, "ack id=3");
 }
 
+// A real client: a gap in the acks whose missing sequence the log holds
+// for a message the client reported failed (possibly persisted) is its
+// documented behaviour; the model is judged strictly; and a gap with
+// nothing failed behind it, or a not_persisted failure, is still caught.
+TEST(AckedBatchesInOrder, RealClientGapOfAFailedButWrittenMessagePasses) {
+  RunRecord r = CleanRecord();
+  // id 3 (t/0 seq 1) failed, possibly persisted; it is in the log.
+  r.producer.acks.erase(r.producer.acks.begin() + 1);
+  r.producer.errors.push_back(Err(30, 3, 0, sarama::Error::Of(sarama::ErrorKind::kClient, "x")));
+  r.kafka.appends.push_back(kafka::AppendEvent{Ms(20), kafka::BrokerId(1), true, Tp(0),
+                                               kafka::Offset(1), kafka::ProducerId(1),
+                                               kafka::Epoch(0), kafka::Sequence(1),
+                                               kafka::Sequence(1), {3}});
+  ExpectViolation("acked-batches-in-order", r, "ack id=5");  // the model: strict
+  r.client.emplace();
+  EXPECT_FALSE(EvaluateCheck("acked-batches-in-order", r).has_value());
+  // Canary: the client said it was not written.
+  r.producer.errors.back().not_persisted = true;
+  ExpectViolation("acked-batches-in-order", r, "ack id=5");
+}
+
 // --- log-sequences-contiguous
 
 // The clean record's logs hold seq 0..1, 2..2 on t/0 and 0..2 on t/1.
