@@ -143,9 +143,10 @@ int ReadSavedReal(const std::string& path, absl::btree_map<std::string, SavedRea
     }
     SavedReal& r = (*out)[f[0]];
     r.client = f[8];
+    // Empty when not measured: they stay -1.
     if (f.size() == 17) {
-      absl::SimpleAtod(f[15], &r.load);
-      absl::SimpleAtod(f[16], &r.cpu);
+      if (!f[15].empty() && !absl::SimpleAtod(f[15], &r.load)) r.load = -1;
+      if (!f[16].empty() && !absl::SimpleAtod(f[16], &r.cpu)) r.cpu = -1;
     }
     r.side.runs = trials;
     r.side.failures = failures;
