@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <type_traits>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -277,6 +278,32 @@ absl::StatusOr<Driver> FindDriver(std::string_view client) {
   }
   d.config = ScenarioNames;
   return d;
+}
+
+Effective EffectiveSettings(const Driver& driver, const scenarios::Scenario& s) {
+  Effective e;
+  e.idempotent = s.producer.idempotent.value_or(driver.idempotent_default);
+  e.acks = static_cast<int16_t>(s.producer.required_acks.value_or(driver.acks_default));
+  e.max_in_flight = s.producer.net_max_open_requests.value_or(driver.max_in_flight_default);
+  const scenarios::ClientSpec* c = driver.family.empty() ? nullptr : s.Client(driver.family);
+  if (c == nullptr) return e;
+  const bool rdk = driver.family == "librdkafka";
+  for (const auto& [k, v] : c->settings) {
+    int32_t n = 0;
+    if (k == (rdk ? "enable.idempotence" : "idempotent")) {
+      e.idempotent = v == "true";
+    } else if (rdk && (k == "acks" || k == "request.required.acks")) {
+      e.acks = v == "all" ? int16_t{-1} : absl::SimpleAtoi(v, &n) ? static_cast<int16_t>(n) : e.acks;
+    } else if (!rdk && k == "acks" && absl::SimpleAtoi(v, &n)) {
+      e.acks = static_cast<int16_t>(n);
+    } else if ((rdk && (k == "max.in.flight.requests.per.connection" || k == "max.in.flight")) ||
+               (!rdk && k == "maxInFlightRequests")) {
+      if (absl::SimpleAtoi(v, &n)) e.max_in_flight = n;
+    }
+  }
+  // librdkafka caps an idempotent producer at 5 in flight (rdkafka_conf.c).
+  if (rdk && e.idempotent) e.max_in_flight = std::min(e.max_in_flight, 5);
+  return e;
 }
 
 ConfigList WithClientSettings(const Driver& driver, const scenarios::Scenario& s,

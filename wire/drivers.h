@@ -64,6 +64,19 @@ std::vector<std::string> DriverNames();
 // $PRODSIM_VERSIONS_DIR, else $XDG_CACHE_HOME/prodsim/versions, else
 // ~/.cache/prodsim/versions.
 std::string VersionsDir();
+// What the client runs with, for the checks (RunRecord): the scenario's
+// [producer] fields, else the client's defaults, and over both what the
+// scenario's [clients."family"] sets of them in the client's own names
+// (librdkafka's enable.idempotence, acks, max.in.flight...; kafkajs's
+// idempotent, acks, maxInFlightRequests), since those are passed last and
+// win.
+struct Effective {
+  bool idempotent = false;
+  int16_t acks = -1;
+  int32_t max_in_flight = 5;
+};
+Effective EffectiveSettings(const Driver& driver, const scenarios::Scenario& s);
+
 // The config pairs of the scenario's [clients."family"] for `driver`, after
 // `mapped`; and the families it sets that this driver does not take.
 ConfigList WithClientSettings(const Driver& driver, const scenarios::Scenario& s,

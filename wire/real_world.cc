@@ -237,9 +237,10 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   }
   std::unique_ptr<RealWorld> w = *std::move(opened);
   checks::RunRecord& record = w->record;
-  record.idempotent = s.producer.idempotent.value_or(driver->idempotent_default);
-  record.required_acks = static_cast<int16_t>(s.producer.required_acks.value_or(driver->acks_default));
-  record.max_open_requests = s.producer.net_max_open_requests.value_or(driver->max_in_flight_default);
+  const Effective effective = EffectiveSettings(*driver, s);
+  record.idempotent = effective.idempotent;
+  record.required_acks = effective.acks;
+  record.max_open_requests = effective.max_in_flight;
   record.sequence_error_is_violation = driver->sequence_error_is_violation;
   record.client.emplace();
   checks::ClientRecord& client = *record.client;

@@ -87,6 +87,27 @@ TEST(Drivers, JobLineIsOneObjectTheDriversRead) {
             R"("flush_timeout_ms":2000,"config":[["acks","all"]]})");
 }
 
+// The checks read what the client runs with: a [clients."NAME"] setting of
+// idempotence, acks or requests in flight wins over the [producer] field.
+TEST(Drivers, EffectiveSettingsFollowTheClientsOwnTable) {
+  absl::StatusOr<Driver> d = FindDriver("librdkafka");
+  if (!d.ok()) GTEST_SKIP() << d.status();
+  scenarios::Scenario s;
+  s.producer.idempotent = false;
+  s.producer.net_max_open_requests = 1;
+  EXPECT_EQ(EffectiveSettings(*d, s).max_in_flight, 1);
+  s.clients.push_back({"librdkafka", {{"acks", "1"}, {"max.in.flight.requests.per.connection", "2"}}});
+  Effective e = EffectiveSettings(*d, s);
+  EXPECT_EQ(e.max_in_flight, 2);
+  EXPECT_EQ(e.acks, 1);
+  EXPECT_FALSE(e.idempotent);
+  s.clients[0].settings.push_back({"enable.idempotence", "true"});
+  s.clients[0].settings[1].second = "100";
+  e = EffectiveSettings(*d, s);
+  EXPECT_TRUE(e.idempotent);
+  EXPECT_EQ(e.max_in_flight, 5);  // librdkafka's cap with idempotence
+}
+
 TEST(Drivers, ACommandIsADriver) {
   absl::StatusOr<Driver> d = FindDriver("/bin/echo -n");
   ASSERT_TRUE(d.ok());
