@@ -282,7 +282,10 @@ void Bridge::Flush(const ConnPtr& c) {
   }
 }
 
-void Bridge::Close(const ConnPtr& c, bool reset) {
+void Bridge::Close(const ConnPtr& conn, bool reset) {
+  // Hold the connection: the caller's reference may be the one in conns_
+  // (CloseAll passes the map's own element), which the erase below frees.
+  const ConnPtr c = conn;
   if (c->closed) return;
   c->closed = true;
   loop_.Remove(c->fd);
