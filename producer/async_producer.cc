@@ -86,6 +86,11 @@ AsyncProducer::State::State(std::shared_ptr<Client> c, bool owns, Profile p)
   }
 }
 
+void AsyncProducer::State::ReleaseAtTeardown() {
+  brokers.clear();
+  broker_refs.clear();
+}
+
 // ---------------------------------------------------------------------------
 // Outcomes.
 
@@ -1140,6 +1145,12 @@ sim::Task<absl::StatusOr<std::unique_ptr<AsyncProducer>>> AsyncProducer::Start(
   if (err) co_return absl::UnavailableError(err.ToString());
   auto state = std::make_shared<AsyncProducer::State>(client, owns, profile);
   state->txnmgr = std::move(txnmgr);
+  // The state and its brokerProducers point at each other (Go's garbage
+  // collector takes both once nothing else does); a run that ends with the
+  // producer hung breaks the cycle at teardown.
+  state->sched().AtTeardown([weak = std::weak_ptr<AsyncProducer::State>(state)] {
+    if (StatePtr s = weak.lock()) s->ReleaseAtTeardown();
+  });
   state->sched().Go("dispatcher", Dispatcher(state));
   state->sched().Go("retryHandler", RetryHandler(state));
   co_return std::unique_ptr<AsyncProducer>(new AsyncProducer(std::move(state)));

@@ -129,6 +129,10 @@ struct AsyncProducer::State : std::enable_shared_from_this<AsyncProducer::State>
 
   sim::Scheduler& sched() const { return *env.sched; }
 
+  // Drops the references that make cycles once no goroutine runs
+  // (Scheduler::AtTeardown): the brokerProducers, which point back here.
+  void ReleaseAtTeardown();
+
   // Records a step of the request path (producer/history.h) if a history
   // is kept; `at` is now.
   void Step(ProducerStep step) const {

@@ -76,6 +76,11 @@ void Scheduler::DestroyTasks() {
   timers_.clear();
   timer_slots_.clear();
   free_slots_.clear();
+  // A hook may drop the last reference to objects whose destructors
+  // register nothing new; take the list first all the same.
+  std::vector<absl::AnyInvocable<void()>> teardown = std::move(teardown_);
+  teardown_.clear();
+  for (absl::AnyInvocable<void()>& fn : teardown) fn();
 }
 
 void Scheduler::SetupPct() {

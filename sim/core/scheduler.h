@@ -252,6 +252,14 @@ class Scheduler {
   // calls this first. REQUIRES: not running.
   void DestroyTasks();
 
+  // Runs `fn` once, in DestroyTasks after every frame is gone. Go leaves
+  // objects that point at each other (a producer and its brokerProducers)
+  // to its garbage collector; a world whose program is still hung when the
+  // run ends has such cycles of shared_ptr, and their owners break them
+  // here (the hook must hold its object weakly), so teardown frees
+  // everything.
+  void AtTeardown(absl::AnyInvocable<void()> fn) { teardown_.push_back(std::move(fn)); }
+
   // Ends the run at the next scheduling decision (from a task or callback).
   void Stop(std::string reason);
 
@@ -470,6 +478,7 @@ class Scheduler {
   std::vector<TimerEntry> timers_;  // a heap under TimerLater
   std::vector<TimerSlot> timer_slots_;
   std::vector<uint32_t> free_slots_;
+  std::vector<absl::AnyInvocable<void()>> teardown_;  // AtTeardown
   absl::btree_map<uint32_t, std::unique_ptr<Goroutine>> tasks_;
   uint32_t live_non_daemon_ = 0;
   bool spawned_non_daemon_ = false;

@@ -3,6 +3,7 @@
 #include "gtest/gtest.h"
 #include "sim/core/chan.h"
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -53,6 +54,44 @@ TEST(SchedulerTest, TimersFireInTimeThenInsertionOrder) {
 
 Task<void> Forever(Scheduler* s) {
   for (;;) co_await s->Sleep(Duration::Seconds(1));
+}
+
+// Holds a flag that says whether a frame holding it was destroyed.
+struct Witness {
+  explicit Witness(bool* d) : destroyed(d) {}
+  Witness(const Witness&) = delete;
+  Witness& operator=(const Witness&) = delete;
+  ~Witness() { *destroyed = true; }
+  bool* destroyed;
+};
+
+Task<void> HoldForever(Scheduler* s, std::shared_ptr<Witness> w) {
+  for (;;) co_await s->Sleep(Duration::Seconds(1));
+}
+
+// Teardown hooks run once, after every task's frame is gone, so a hook
+// that breaks a cycle sees no frame still using what it frees.
+TEST(SchedulerTest, TeardownHooksRunAfterTheFramesAreDestroyed) {
+  bool frame_gone = false;
+  int hook_runs = 0;
+  bool frame_gone_in_hook = false;
+  {
+    SchedulerOptions o;
+    o.time_limit = Time() + Duration::Seconds(3);
+    Scheduler s(o);
+    s.Go("holder", HoldForever(&s, std::make_shared<Witness>(&frame_gone)));
+    s.AtTeardown([&] {
+      ++hook_runs;
+      frame_gone_in_hook = frame_gone;
+    });
+    s.Run();
+    EXPECT_FALSE(frame_gone);
+    EXPECT_EQ(hook_runs, 0);
+    s.DestroyTasks();
+    EXPECT_EQ(hook_runs, 1);
+  }  // the destructor calls DestroyTasks again: the hook is not run twice
+  EXPECT_EQ(hook_runs, 1);
+  EXPECT_TRUE(frame_gone_in_hook);
 }
 
 // A run with a ticking task ends at the simulated-time limit, never hangs.
