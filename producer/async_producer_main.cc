@@ -565,14 +565,25 @@ sim::Task<void> RetryBatchMain(StatePtr p, std::string topic, int32_t partition,
   ProducerStep step =
       AsyncProducer::State::BatchStep(StepKind::kRetryBatch, topic, partition, *pset);
   step.broker = leader->ID();
+  // The step goes in when retryBatch offers the batch, before the select:
+  // the bridge that takes it may write its request before this goroutine
+  // runs again, and the rules read a retryBatch step before the send it
+  // leads to. A shutdown that wins the select turns it into the failure,
+  // at the time it happened.
+  const size_t step_index = p->env.history != nullptr ? p->env.history->steps.size() : 0;
+  p->Step(std::move(step));
   // Straight to the broker producer's bridge, past its run loop, unless
   // the producer shuts down first (6aaff07e).
   std::shared_ptr<ProduceSet> handoff = set;
   std::optional<bool> done;
   const int which = co_await sim::Select(p->sched(), sim::SendCase(bp->output, &handoff),
                                          sim::RecvCase(p->done, &done));
-  if (which == 1) step.error = Error::Of(ErrorKind::kShuttingDown).ToString();
-  p->Step(std::move(step));
+  if (which == 1 && p->env.history != nullptr) {
+    ProducerStep& failed = p->env.history->steps[step_index];
+    PRODSIM_ASSERT(failed.kind == StepKind::kRetryBatch);
+    failed.error = Error::Of(ErrorKind::kShuttingDown).ToString();
+    failed.at = p->sched().now();
+  }
   if (which == 1) {
     p->Note(0x72657472 /*retr*/, 0, [&] {
       return absl::StrCat("retryBatch ", topic, "/", partition,
