@@ -96,7 +96,7 @@ internal::OpResult SelectAwaiter::TryNow() {
                        static_cast<uint64_t>(chosen_),
                        static_cast<uint64_t>(n_ready));
   SelectCase& c = cases_.c[chosen_];
-  if (c.send) return c.chan->SendFrom(c.elem);
+  if (c.send) return c.chan->SendFrom(c.elem, c.where);
   c.chan->RecvInto(c.elem);
   return internal::OpResult::kDone;
 }
@@ -112,6 +112,7 @@ void SelectAwaiter::Park(std::coroutine_handle<> h) {
     w.sel = &state_;
     w.case_index = i;
     w.elem = c.elem;
+    w.where = c.where;
     if (c.send) {
       c.chan->EnqueueSender(&w);
     } else {

@@ -54,6 +54,7 @@ struct Waiter {
   int case_index = 0;
   void* elem = nullptr;  // send: T*; receive: std::optional<T>*
   bool success = false;  // send: false if woken by close
+  CodeLocation where;    // send: the model's line, for the panic a close brings
   Waiter* prev = nullptr;
   Waiter* next = nullptr;
   bool linked = false;
@@ -132,7 +133,7 @@ class ChanBase {
 
   virtual bool SendReady() = 0;
   virtual bool RecvReady() = 0;
-  virtual internal::OpResult SendFrom(void* elem) = 0;
+  virtual internal::OpResult SendFrom(void* elem, CodeLocation where) = 0;
   virtual void RecvInto(void* out) = 0;
 
   void EnqueueSender(internal::Waiter* w) { sendq_.PushBack(w); }
@@ -169,23 +170,25 @@ class Chan final : public ChanBase {
   // --- The Go operations, as awaitables.
   class SendAwaiter;
   class RecvAwaiter;
-  // ch <- v
-  SendAwaiter Send(T v) { return SendAwaiter(this, std::move(v)); }
+  // ch <- v. `where` is the caller's line, for the report of a panic.
+  SendAwaiter Send(T v, CodeLocation where = CodeLocation::Here()) {
+    return SendAwaiter(this, std::move(v), where);
+  }
   // v, ok := <-ch  (nullopt: closed and drained)
   RecvAwaiter Recv() { return RecvAwaiter(this); }
   // close(ch)
-  void Close();
+  void Close(CodeLocation where = CodeLocation::Here());
 
   // Non-blocking forms, as a select with a default (also usable from timer
   // callbacks, which run outside any task). Return true if done.
-  bool TrySend(T v);
+  bool TrySend(T v, CodeLocation where = CodeLocation::Here());
   bool TryRecv(std::optional<T>* out);
 
   // --- ChanBase, for select.
   bool SendReady() override { return closed_ || recvq_.HasServable() || buffer_.size() < capacity_; }
   bool RecvReady() override { return !buffer_.empty() || sendq_.HasServable() || closed_; }
-  internal::OpResult SendFrom(void* elem) override {
-    return DoSend(static_cast<T*>(elem));
+  internal::OpResult SendFrom(void* elem, CodeLocation where) override {
+    return DoSend(static_cast<T*>(elem), where);
   }
   void RecvInto(void* out) override {
     DoRecv(static_cast<std::optional<T>*>(out));
@@ -193,7 +196,7 @@ class Chan final : public ChanBase {
 
  private:
   // REQUIRES for DoSend: SendReady(). For DoRecv: RecvReady().
-  internal::OpResult DoSend(T* v);
+  internal::OpResult DoSend(T* v, CodeLocation where);
   void DoRecv(std::optional<T>* out);
 
   internal::Ring<T> buffer_;
@@ -211,9 +214,9 @@ ChanPtr<T> MakeChan(Scheduler& s, std::string name, size_t capacity = 0) {
 // Channel operations.
 
 template <typename T>
-internal::OpResult Chan<T>::DoSend(T* v) {
+internal::OpResult Chan<T>::DoSend(T* v, CodeLocation where) {
   if (closed_) {
-    sched_->Panic(absl::StrCat("send on closed channel ", name_));
+    sched_->Panic(absl::StrCat("send on closed channel ", name_), where);
     return internal::OpResult::kPanic;
   }
   if (internal::Waiter* r = recvq_.PopServable()) {
@@ -259,9 +262,9 @@ void Chan<T>::DoRecv(std::optional<T>* out) {
 }
 
 template <typename T>
-void Chan<T>::Close() {
+void Chan<T>::Close(CodeLocation where) {
   if (closed_) {
-    sched_->Panic(absl::StrCat("close of closed channel ", name_));
+    sched_->Panic(absl::StrCat("close of closed channel ", name_), where);
     return;
   }
   closed_ = true;
@@ -275,14 +278,14 @@ void Chan<T>::Close() {
   // when it resumes (Go's closechan and chansend), not in the closer.
   while (internal::Waiter* s = sendq_.PopServable()) {
     s->success = false;
-    sched_->ReadyToPanic(s->g, absl::StrCat("send on closed channel ", name_));
+    sched_->ReadyToPanic(s->g, absl::StrCat("send on closed channel ", name_), s->where);
   }
 }
 
 template <typename T>
-bool Chan<T>::TrySend(T v) {
+bool Chan<T>::TrySend(T v, CodeLocation where) {
   if (!SendReady()) return false;
-  return DoSend(&v) == internal::OpResult::kDone;
+  return DoSend(&v, where) == internal::OpResult::kDone;
 }
 
 template <typename T>
@@ -344,16 +347,18 @@ class OpAwaiter : public PendingOp, public Blocker {
 template <typename T>
 class Chan<T>::SendAwaiter final : public OpAwaiter<SendAwaiter> {
  public:
-  SendAwaiter(Chan* ch, T v) : ch_(ch), value_(std::move(v)) {}
+  SendAwaiter(Chan* ch, T v, CodeLocation where)
+      : ch_(ch), value_(std::move(v)), where_(where) {}
   Scheduler& sched() { return ch_->sched(); }
   internal::OpResult TryNow() {
     if (!ch_->SendReady()) return internal::OpResult::kWouldBlock;
-    return ch_->DoSend(&value_);
+    return ch_->DoSend(&value_, where_);
   }
   void Park(std::coroutine_handle<> h) {
     waiter_ = internal::Waiter{};
     waiter_.g = sched().current();
     waiter_.elem = &value_;
+    waiter_.where = where_;
     ch_->EnqueueSender(&waiter_);
     sched().Block(h, this);
   }
@@ -365,6 +370,7 @@ class Chan<T>::SendAwaiter final : public OpAwaiter<SendAwaiter> {
  private:
   Chan* ch_;
   T value_;
+  CodeLocation where_;
   internal::Waiter waiter_;
 };
 
@@ -410,25 +416,26 @@ struct SelectCase {
   ChanBase* chan = nullptr;
   bool send = false;
   void* elem = nullptr;  // send: T* (moved from if chosen); recv: optional<T>*
+  CodeLocation where;    // send: the model's line, for the report of a panic
 };
 
 // case v, ok := <-ch: on firing, *out holds the value, or nullopt if closed.
 template <typename T>
 SelectCase RecvCase(Chan<T>* ch, std::optional<T>* out) {
-  return SelectCase{ch, false, out};
+  return SelectCase{ch, false, out, CodeLocation{}};
 }
 template <typename T>
 SelectCase RecvCase(const ChanPtr<T>& ch, std::optional<T>* out) {
-  return SelectCase{ch.get(), false, out};
+  return SelectCase{ch.get(), false, out, CodeLocation{}};
 }
 // case ch <- *v: *v is moved from only if this case fires.
 template <typename T>
-SelectCase SendCase(Chan<T>* ch, T* v) {
-  return SelectCase{ch, true, v};
+SelectCase SendCase(Chan<T>* ch, T* v, CodeLocation where = CodeLocation::Here()) {
+  return SelectCase{ch, true, v, where};
 }
 template <typename T>
-SelectCase SendCase(const ChanPtr<T>& ch, T* v) {
-  return SelectCase{ch.get(), true, v};
+SelectCase SendCase(const ChanPtr<T>& ch, T* v, CodeLocation where = CodeLocation::Here()) {
+  return SelectCase{ch.get(), true, v, where};
 }
 
 class SelectAwaiter final : public OpAwaiter<SelectAwaiter> {

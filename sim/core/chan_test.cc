@@ -291,6 +291,47 @@ void CheckCloseTwiceCrashes(const SchedulerOptions& o) {
 // goes no further than its next channel operation.
 TEST(ChanTest, CloseOfClosedChannelCrashes) { ForEachSchedule(CheckCloseTwiceCrashes); }
 
+constexpr int kBlockedSendLine = __LINE__ + 3;
+Task<void> SendBlocked(Chan<int>* c) {
+  // Blocks (no receiver); the close below makes it panic here.
+  co_await c->Send(1);
+}
+
+Task<void> CloseLater(Scheduler* s, Chan<int>* c) {
+  co_await s->Sleep(Duration::Millis(1));
+  c->Close();
+}
+
+// A panic's report names the goroutine that panicked and the model's line
+// where it did: the close's for a close of a closed channel, the blocked
+// send's (not the closer's) for a sender woken by a close.
+TEST(ChanTest, PanicReportNamesTheGoroutineAndTheLine) {
+  {
+    Scheduler s({});
+    Chan<int> c(s, "c");
+    Log log;
+    s.Go("closer", CloseTwice(&s, &c, &log));
+    const RunResult r = s.Run();
+    ASSERT_TRUE(r.panic.has_value());
+    EXPECT_EQ(r.panic->message, "close of closed channel c");
+    EXPECT_EQ(r.panic->goroutine_name, "closer");
+    EXPECT_THAT(r.panic->file, HasSubstr("chan_test.cc"));
+    EXPECT_GT(r.panic->line, 0);
+  }
+  {
+    Scheduler s({});
+    Chan<int> c(s, "c");
+    s.Go("sender", SendBlocked(&c));
+    s.Go("closer", CloseLater(&s, &c));
+    const RunResult r = s.Run();
+    ASSERT_TRUE(r.panic.has_value());
+    EXPECT_EQ(r.panic->message, "send on closed channel c");
+    EXPECT_EQ(r.panic->goroutine_name, "sender");
+    EXPECT_THAT(r.panic->file, HasSubstr("chan_test.cc"));
+    EXPECT_EQ(r.panic->line, kBlockedSendLine);
+  }
+}
+
 Task<void> CloseBoth(Chan<int>* a, Chan<int>* b) {
   a->Close();
   b->Close();

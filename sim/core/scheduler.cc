@@ -156,7 +156,7 @@ void Scheduler::Stop(std::string reason) {
   end_detail_ = std::move(reason);
 }
 
-void Scheduler::Panic(std::string message) {
+void Scheduler::Panic(std::string message, CodeLocation where) {
   // Go unwinds at the first panic; a task that runs on to its next
   // synchronization point may panic again before it stops: keep the first.
   if (crashed_) return;
@@ -165,6 +165,13 @@ void Scheduler::Panic(std::string message) {
                     ? absl::StrCat("panic in goroutine ", current_->id, " '",
                                    current_->name, "': ", message)
                     : absl::StrCat("panic: ", message);
+  PanicReport report;
+  report.goroutine = current_ != nullptr ? current_->id : 0;
+  report.goroutine_name = current_ != nullptr ? current_->name : std::string();
+  report.file = where.file != nullptr ? where.file : "";
+  report.line = where.line;
+  report.message = message;
+  panic_ = std::move(report);
   // Go unwinds the panicking goroutine at once; a coroutine cannot be
   // unwound from here, so the task runs on to its next synchronization point,
   // where it stops for good (OpAwaiter), and the loop ends the run.
@@ -680,7 +687,7 @@ RunResult Scheduler::Run() {
     Emit(EventKind::kRun, g->id);
     bool resume = true;
     if (!g->panic_on_run.empty()) [[unlikely]] {
-      Panic(std::exchange(g->panic_on_run, {}));
+      Panic(std::exchange(g->panic_on_run, {}), g->panic_where);
       resume = false;
     } else if (g->pending_op != nullptr) {
       PendingOp* op = std::exchange(g->pending_op, nullptr);
@@ -691,6 +698,7 @@ RunResult Scheduler::Run() {
     current_ = nullptr;
   }
   result.detail = end_detail_;
+  result.panic = panic_;
   result.end_time = now_;
   result.steps = steps_;
   result.digest = trace_.digest();

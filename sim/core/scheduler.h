@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -140,9 +141,33 @@ enum class Outcome {
 };
 std::string_view OutcomeName(Outcome o);
 
+// Where the modelled program did something: a file and line of the model,
+// for a panic's report. Taken as a default argument it is the caller's
+// (std::source_location needs a newer clang than Debian 12's 14).
+struct CodeLocation {
+  const char* file = nullptr;
+  int line = 0;
+  static constexpr CodeLocation Here(const char* file = __builtin_FILE(),
+                                     int line = __builtin_LINE()) {
+    return CodeLocation{file, line};
+  }
+};
+
+// A crash of the modelled program, as Go reports one: the message, the
+// goroutine that panicked (its id and the model's name for it), and the
+// line of the model where it happened (a channel send, a close, an unlock).
+struct PanicReport {
+  std::string message;         // "send on closed channel bp#1.input"
+  uint32_t goroutine = 0;      // 0: outside any task (a timer callback)
+  std::string goroutine_name;  // "bp#1.bridge"
+  std::string file;            // as the compiler named it; "" if unknown
+  int line = 0;
+};
+
 struct RunResult {
   Outcome outcome = Outcome::kAllDone;
   std::string detail;  // deadlock report, panic message, stop reason
+  std::optional<PanicReport> panic;  // kProgramCrash: what crashed, and where
   Time end_time;
   uint64_t steps = 0;
   uint64_t digest = 0;
@@ -187,6 +212,7 @@ struct Goroutine {
   // Set when the task was woken only to panic (a sender on a channel that
   // got closed): the scheduler panics in its name instead of resuming it.
   std::string panic_on_run;
+  CodeLocation panic_where;  // the blocked operation's, with panic_on_run
 };
 
 // The run queue: a ring buffer of tasks (cheaper than std::deque on the
@@ -265,7 +291,7 @@ class Scheduler {
 
   // Crash of the modelled program (send on closed channel, ...): the current
   // task is never resumed and the run ends with kProgramCrash.
-  void Panic(std::string message);
+  void Panic(std::string message, CodeLocation where = CodeLocation::Here());
   bool crashed() const { return crashed_; }
 
   Time now() const { return now_; }
@@ -328,8 +354,9 @@ class Scheduler {
   }
   // Wakes a blocked task so that it panics with `message` when it next
   // runs, without resuming it (Go's goroutine panics where it blocked).
-  void ReadyToPanic(Goroutine* g, std::string message) {
+  void ReadyToPanic(Goroutine* g, std::string message, CodeLocation where) {
     g->panic_on_run = std::move(message);
+    g->panic_where = where;
     Ready(g);
   }
   // Registers a channel name for the trace; returns its id.
@@ -479,6 +506,7 @@ class Scheduler {
   std::vector<TimerSlot> timer_slots_;
   std::vector<uint32_t> free_slots_;
   std::vector<absl::AnyInvocable<void()>> teardown_;  // AtTeardown
+  std::optional<PanicReport> panic_;                  // the first Panic
   absl::btree_map<uint32_t, std::unique_ptr<Goroutine>> tasks_;
   uint32_t live_non_daemon_ = 0;
   bool spawned_non_daemon_ = false;

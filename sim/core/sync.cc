@@ -2,10 +2,10 @@
 
 namespace sim {
 
-void WaitGroup::Add(int64_t delta) {
+void WaitGroup::Add(int64_t delta, CodeLocation where) {
   count_ += delta;
   if (count_ < 0) {
-    sched_->Panic(absl::StrCat("sync: negative WaitGroup counter in '", name_, "'"));
+    sched_->Panic(absl::StrCat("sync: negative WaitGroup counter in '", name_, "'"), where);
     return;
   }
   if (count_ == 0) {
@@ -13,9 +13,9 @@ void WaitGroup::Add(int64_t delta) {
   }
 }
 
-void Mutex::Unlock() {
+void Mutex::Unlock(CodeLocation where) {
   if (!locked_) {
-    sched_->Panic(absl::StrCat("sync: unlock of unlocked mutex '", name_, "'"));
+    sched_->Panic(absl::StrCat("sync: unlock of unlocked mutex '", name_, "'"), where);
     return;
   }
   if (waiters_.empty()) {
@@ -32,18 +32,18 @@ bool Mutex::TryLock() {
   return true;
 }
 
-void RWMutex::RUnlock() {
+void RWMutex::RUnlock(CodeLocation where) {
   if (readers_ <= 0) {
-    sched_->Panic(absl::StrCat("sync: RUnlock of unlocked RWMutex '", name_, "'"));
+    sched_->Panic(absl::StrCat("sync: RUnlock of unlocked RWMutex '", name_, "'"), where);
     return;
   }
   // The last reader out hands the lock to a waiting writer (Go's readerWait).
   if (--readers_ == 0) HandOver(/*readers_first=*/false);
 }
 
-void RWMutex::Unlock() {
+void RWMutex::Unlock(CodeLocation where) {
   if (!writer_) {
-    sched_->Panic(absl::StrCat("sync: Unlock of unlocked RWMutex '", name_, "'"));
+    sched_->Panic(absl::StrCat("sync: Unlock of unlocked RWMutex '", name_, "'"), where);
     return;
   }
   writer_ = false;

@@ -42,8 +42,9 @@ class WaitGroup {
  public:
   WaitGroup(Scheduler& s, std::string name) : sched_(&s), name_(std::move(name)) {}
   // Panics (modelled program crash) if the counter goes negative.
-  void Add(int64_t delta);
-  void Done() { Add(-1); }
+  // `where`: the caller's line, for the report of a panic.
+  void Add(int64_t delta, CodeLocation where = CodeLocation::Here());
+  void Done(CodeLocation where = CodeLocation::Here()) { Add(-1, where); }
   int64_t count() const { return count_; }
 
   class WaitAwaiter;
@@ -85,7 +86,7 @@ class Mutex {
   class LockAwaiter;
   LockAwaiter Lock();
   // Panics if not locked ("sync: unlock of unlocked mutex").
-  void Unlock();
+  void Unlock(CodeLocation where = CodeLocation::Here());
   bool TryLock();
   bool locked() const { return locked_; }
 
@@ -132,8 +133,8 @@ class RWMutex {
   class LockAwaiter;
   LockAwaiter RLock();
   LockAwaiter Lock();
-  void RUnlock();  // panics if not read-locked
-  void Unlock();   // panics if not write-locked
+  void RUnlock(CodeLocation where = CodeLocation::Here());  // panics if not read-locked
+  void Unlock(CodeLocation where = CodeLocation::Here());   // panics if not write-locked
   int readers() const { return readers_; }
   bool writer() const { return writer_; }
 
