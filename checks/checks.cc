@@ -821,6 +821,52 @@ class NotPersistedAbsent final : public Check {
 };
 
 // ---------------------------------------------------------------------------
+// no-panic: the modelled program crashed (a Go panic: send on a closed
+// channel, a nil dereference, an unlock of an unlocked mutex). Go prints
+// the message, then the goroutine and where it was; so do the witnesses.
+
+class NoPanic final : public Check {
+ public:
+  std::string_view name() const override { return "no-panic"; }
+  std::optional<Violation> Evaluate(const RunRecord& r) const override {
+    if (r.run.outcome != sim::Outcome::kProgramCrash) return std::nullopt;
+    sim::PanicReport p;
+    if (r.run.panic.has_value()) {
+      p = *r.run.panic;
+    } else {
+      p.message = r.run.detail;
+    }
+    const std::string where = p.file.empty() ? std::string("(the model's line is not known)")
+                                             : absl::StrCat(ModelPath(p.file), ":", p.line);
+    const std::string goroutine =
+        p.goroutine == 0 ? std::string("outside any goroutine (a timer)")
+                         : absl::StrCat("goroutine ", p.goroutine, " ", p.goroutine_name);
+    Witnesses w;
+    w.Add([&] { return absl::StrCat("panic: ", p.message); });
+    w.Add([&] { return absl::StrCat(goroutine, " [running], at ", At(r.run.end_time)); });
+    w.Add([&] { return absl::StrCat("    ", where); });
+    Subject subject;
+    subject.at = r.run.end_time;
+    return MakeViolation(name(),
+                         absl::StrCat("the model panicked: ", p.message, ", in ", goroutine,
+                                      ", at ", where),
+                         w, std::move(subject));
+  }
+
+  // A path as the compiler named it, from the repository's root (the
+  // first of the model's top-level folders in it), so the text is the
+  // same wherever the tree was built.
+  static std::string ModelPath(std::string_view file) {
+    for (std::string_view root : {"/producer/", "/sim/", "/scenarios/", "/checks/",
+                                  "/fault_models/", "/wire/", "/search/", "/cli/"}) {
+      const size_t at = file.rfind(root);
+      if (at != std::string_view::npos) return std::string(file.substr(at + 1));
+    }
+    return std::string(file);
+  }
+};
+
+// ---------------------------------------------------------------------------
 // no-producer-assertion
 
 class NoProducerAssertion final : public Check {
@@ -989,6 +1035,9 @@ class Liveness final : public Check {
  public:
   std::string_view name() const override { return "liveness"; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
+    // A crashed program stops: what it left unresolved is the panic's
+    // doing, which no-panic reports.
+    if (r.run.outcome == sim::Outcome::kProgramCrash) return std::nullopt;
     if (r.run.outcome == sim::Outcome::kDeadlock) return Deadlock(r);
     const Resolved resolved = EarliestOutcomes(r);
     if (r.run.outcome == sim::Outcome::kStepLimit || r.run.outcome == sim::Outcome::kTimeLimit) {
@@ -1234,6 +1283,7 @@ std::vector<std::unique_ptr<Check>> AllChecks() {
   out.push_back(std::make_unique<AckedAreDurable>());
   out.push_back(std::make_unique<EveryMessageOneOutcome>());
   out.push_back(std::make_unique<NotPersistedAbsent>());
+  out.push_back(std::make_unique<NoPanic>());
   out.push_back(std::make_unique<NoProducerAssertion>());
   out.push_back(std::make_unique<NoBrokerSequenceError>());
   out.push_back(std::make_unique<RetryPacing>());

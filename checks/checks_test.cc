@@ -120,7 +120,8 @@ TEST(Registry, NamesInFixedOrder) {
   EXPECT_THAT(names,
               ElementsAre("acked-batches-in-order", "log-sequences-contiguous", "no-duplicates",
                           "per-partition-order", "acked-are-durable", "every-message-one-outcome",
-                          "not-persisted-absent", "no-producer-assertion", "no-broker-sequence-error", "retry-pacing",
+                          "not-persisted-absent", "no-panic", "no-producer-assertion",
+                          "no-broker-sequence-error", "retry-pacing",
                           "no-fatal-error", "client-crashed", "client-exited-early", "client-hung",
                           "client-output-garbage", "client-malformed-frame", "liveness"));
   for (const std::string& n : names) {
@@ -132,6 +133,26 @@ TEST(Registry, NamesInFixedOrder) {
 
 // A clean record violates nothing.
 TEST(Registry, CleanRecordPassesEveryCheck) { EXPECT_THAT(EvaluateAll(CleanRecord()), IsEmpty()); }
+
+// no-panic fires on a crashed run (canary) and prints Go's report: the
+// message, the goroutine, the model's line from the repository's root;
+// liveness then stays silent, the panic being the cause.
+TEST(NoPanic, ACrashedRunIsAPanicNotALivenessFailure) {
+  RunRecord r = CleanRecord();
+  EXPECT_FALSE(EvaluateCheck("no-panic", r).has_value());
+  r.run.outcome = sim::Outcome::kProgramCrash;
+  r.close_returned_at.reset();
+  r.run.panic = sim::PanicReport{"send on closed channel bp#0.input", 12, "bp#0.bridge",
+                                 "/home/someone/prodsim/producer/async_producer.cc", 321};
+  ExpectViolation("no-panic", r, "panic: send on closed channel bp#0.input");
+  const std::optional<Violation> v = EvaluateCheck("no-panic", r);
+  ASSERT_TRUE(v.has_value());
+  ASSERT_EQ(v->witnesses.size(), 3u);
+  EXPECT_THAT(v->witnesses[1], HasSubstr("goroutine 12 bp#0.bridge [running]"));
+  EXPECT_THAT(v->witnesses[2], HasSubstr("producer/async_producer.cc:321"));
+  EXPECT_EQ(v->explanation.find("/home/someone"), std::string::npos);
+  EXPECT_FALSE(EvaluateCheck("liveness", r).has_value());
+}
 
 // EvaluateAll reports every failing check, in AllChecks order.
 TEST(Registry, EvaluateAllListsEachViolatedCheck) {

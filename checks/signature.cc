@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "checks/chain.h"
+#include "sim/core/prng.h"
 #include "sim/kafka/types.h"
 
 namespace checks {
@@ -17,7 +20,12 @@ using sarama::ProducerStep;
 using sarama::StepKind;
 
 std::string Signature::Text() const {
-  return classified() ? absl::StrCat(mechanism, "@", function) : mechanism;
+  if (classified()) return absl::StrCat(mechanism, "@", function);
+  return fingerprint.empty() ? mechanism : absl::StrCat(mechanism, "#", fingerprint);
+}
+
+std::string_view MechanismOf(std::string_view signature) {
+  return signature.substr(0, signature.find_first_of("@#"));
 }
 
 namespace {
@@ -585,14 +593,119 @@ std::optional<Signature> SequenceDesyncFatal(const Context& c) {
   return std::nullopt;
 }
 
+// The Sarama function a goroutine of the model runs, from the name the
+// model spawned it under (producer/*.cc's sched().Go calls).
+std::string GoroutineFunction(std::string_view name) {
+  struct Row {
+    std::string_view prefix, suffix, function;
+  };
+  static constexpr Row kRows[] = {
+      {"bp#", ".run", "brokerProducer.run"},
+      // newBrokerProducer's two anonymous goroutines.
+      {"bp#", ".bridge", "newBrokerProducer.bridge"},
+      {"bp#", ".forwarder", "newBrokerProducer.forwarder"},
+      {"partition/", ".timer", "breaker.timer"},
+      {"partition/", "", "partitionProducer.dispatch"},
+      {"topic/", ".timer", "breaker.timer"},
+      {"topic/", "", "topicProducer.dispatch"},
+      {"retryBatch/", "", "asyncProducer.retryBatch"},
+      {"dispatcher", "", "asyncProducer.dispatcher"},
+      {"retryHandler", "", "asyncProducer.retryHandler"},
+      {"shutdown", "", "asyncProducer.shutdown"},
+      {"close.", "", "asyncProducer.Close"},
+      {"broker#", ".responseReceiver", "Broker.responseReceiver"},
+      {"broker#", ".open", "Broker.Open"},
+      {"client.backgroundMetadataUpdater", "", "client.backgroundMetadataUpdater"},
+      {"metadataRefresh#", "", "client.tryRefreshMetadata"},
+  };
+  for (const Row& row : kRows) {
+    if (name.starts_with(row.prefix) && name.ends_with(row.suffix)) {
+      return std::string(row.function);
+    }
+  }
+  return std::string(name);
+}
+
+// panic: the modelled program crashed (no-panic's violation); the function
+// is the goroutine's. The chain is Go's report: message, goroutine, line.
+std::optional<Signature> Panic(const Context& c) {
+  if (c.v.check != "no-panic") return std::nullopt;
+  const sim::PanicReport p = c.r.run.panic.value_or(sim::PanicReport{});
+  Chain chain(c);
+  chain.Line(c.r.run.end_time, c.v.explanation);
+  return chain.Done("panic", p.goroutine == 0 ? std::string("timer")
+                                              : GoroutineFunction(p.goroutine_name));
+}
+
 constexpr Rule kRules[] = {
-    &SequenceDesyncFatal, &MockDroppedResponse,   &CloseHang,
+    &SequenceDesyncFatal, &Panic, &MockDroppedResponse,   &CloseHang,
     &RetryWithoutBackoff, &CloseDuringRetry,      &UnsequencedRetryFlush,
     &RetryOvertaken,      &TwoInFlight,           &RegroupedRetry,
     &EpochResetInFlight,  &DuplicateOfOtherAcked, &ResendOvertaken,
 };
 
+// ---------------------------------------------------------------------------
+// The fingerprint of an unexplained failure: its shape without ids, times,
+// sequences or broker numbers, so a family of runs that fail the same way
+// for the same unknown reason shares one, whatever the seed.
+
+// An answer's or a failure's error, without the numbers in it (addresses,
+// ids, counts).
+std::string ErrorShape(const ProducerStep& s) {
+  if (s.error.empty()) return std::string(kafka::ErrorCodeName(s.code));
+  std::string out;
+  for (char ch : s.error.substr(0, 48)) out.push_back(ch >= '0' && ch <= '9' ? '#' : ch);
+  return out;
+}
+
+std::string StepShape(const ProducerStep& s) {
+  switch (s.kind) {
+    case StepKind::kSend: return s.first_seq < 0 ? "send(unsequenced)" : "send";
+    case StepKind::kAnswer: return absl::StrCat("answer(", ErrorShape(s), ")");
+    case StepKind::kRetryBatch: return s.error.empty() ? "retryBatch" : "retryBatch(failed)";
+    case StepKind::kRetryMessage: return "retryMessage";
+    case StepKind::kEpochBump: return "epochBump";
+    case StepKind::kAssertion: return "produceSet.refuses";
+    case StepKind::kFlushRetryBuffer: return "flushRetryBuffers";
+  }
+  return "?";
+}
+
+std::string FingerprintText(const Context& c) {
+  const Subject& subj = c.subject;
+  std::string text = absl::StrCat(c.v.check, "|ids=", std::min<size_t>(subj.ids.size(), 3),
+                                  subj.correlation_id >= 0 ? "|answer" : "",
+                                  subj.sequence >= 0 ? "|sequenced" : "");
+  // What happened to the subject's first message, repeats collapsed (a
+  // retry loop of any length is one shape).
+  std::string last;
+  if (!subj.ids.empty()) {
+    for (const ProducerStep* s : c.steps) {
+      if (s->at > subj.at) break;
+      if (!Contains(s->ids, subj.ids.front())) continue;
+      std::string shape = StepShape(*s);
+      if (shape == last) continue;
+      absl::StrAppend(&text, "|", shape);
+      last = std::move(shape);
+    }
+  }
+  // The faults stay out: shrinking removes the ones that do not matter,
+  // and a file must keep its fingerprint as it shrinks.
+  return text;
+}
+
 }  // namespace
+
+std::string UnclassifiedFingerprint(const RunRecord& r, const Violation& decisive) {
+  const std::string text = FingerprintText(MakeContext(r, decisive));
+  // 24 bits of FNV-1a: short enough to read aloud, and families are few.
+  const uint64_t h = sim::Fnv1a64(text);
+  return absl::StrFormat("%06x", static_cast<uint32_t>((h ^ (h >> 24) ^ (h >> 48)) & 0xffffff));
+}
+
+std::string UnclassifiedShape(const RunRecord& r, const Violation& decisive) {
+  return FingerprintText(MakeContext(r, decisive));
+}
 
 Signature Classify(const RunRecord& r, const Violation& decisive) {
   const Context c = MakeContext(r, decisive);
@@ -605,6 +718,7 @@ Signature Classify(const RunRecord& r, const Violation& decisive) {
     if (std::optional<Signature> sig = rule(c)) return *std::move(sig);
   }
   Signature none;
+  none.fingerprint = UnclassifiedFingerprint(r, decisive);
   none.chain.push_back(
       absl::StrCat(At(c.subject.at), " ", decisive.check, ": ",
                    decisive.witnesses.empty() ? decisive.explanation : decisive.witnesses[0]));
@@ -616,6 +730,9 @@ std::vector<MechanismInfo> Mechanisms() {
       {"sequence-desync-fatal", "rd_kafka_handle_idempotent_Produce_error",
        "a real client's fatal idempotence error after an OUT_OF_ORDER answer (librdkafka #4438)",
        true},
+      {"panic", "GOROUTINE",
+       "the modelled program crashed as Go panics (send on a closed channel, a nil "
+       "dereference, an unlock of an unlocked mutex); the function is the goroutine's"},
       {"mock-dropped-response", "Broker.responseReceiver",
        "a mock fault dropped a response on an open connection; the next answer's correlation id "
        "did not match"},

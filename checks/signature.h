@@ -33,15 +33,34 @@ struct Signature {
   std::string mechanism = std::string(kUnclassified);
   std::string function;            // Sarama's name for it; empty when unclassified
   std::vector<std::string> chain;  // "t=1.2s what", in time order, the fault first
+  // Unclassified only: the failure's shape (UnclassifiedFingerprint), so the
+  // same unexplained family is recognised again and can be recorded as
+  // known. Empty for a hand-made unclassified signature.
+  std::string fingerprint;
 
-  // "mechanism@function", or "unclassified".
+  // "mechanism@function", "unclassified#FINGERPRINT" or "unclassified".
   std::string Text() const;
   bool classified() const { return mechanism != kUnclassified; }
 };
 
+// The mechanism part of a signature's text: "two-in-flight" of
+// "two-in-flight@Broker.AsyncProduce", "unclassified" of
+// "unclassified#1f2e3d".
+std::string_view MechanismOf(std::string_view signature);
+
 // The signature of a run whose deciding violation is `decisive` (one of
 // EvaluateAll's). Deterministic, like the checks.
 Signature Classify(const RunRecord& r, const Violation& decisive);
+
+// The fingerprint of a failure no rule explains (six hex digits): a hash of
+// its shape, which is the deciding check, the subject's kind (how many
+// messages, an answer or not, sequenced or not), the producer's steps for
+// the subject's first message up to the violation (kind and answer,
+// consecutive repeats collapsed). No id, time, sequence, broker number or
+// fault enters it, so two runs of one unexplained family share it, and a
+// file keeps it while prodsim shrink removes what does not matter. UnclassifiedShape is the text hashed.
+std::string UnclassifiedFingerprint(const RunRecord& r, const Violation& decisive);
+std::string UnclassifiedShape(const RunRecord& r, const Violation& decisive);
 
 // Every mechanism a rule can name, with its function, in rule order (for
 // --help, the docs and tests).

@@ -7,8 +7,9 @@
 //
 // Exit codes: 0 pass (or, with --check-expect, every file's expect block
 // holds), 1 safety violation, 2 liveness violation, 3 deadlock,
-// 4 producer-assertion finding, 5 client failure (prodsim real), 70 harness error, 64 usage, 65 bad
-// scenario file, 66 missing file. (Flags are parsed here rather than with
+// 4 producer-assertion finding, 5 client failure (prodsim real), 6 panic (the
+// model crashed), 70 harness error, 64 usage, 65 bad scenario file, 66
+// missing file. (Flags are parsed here rather than with
 // absl flags, whose errors exit with 1, not 64.)
 #include <algorithm>
 #include <chrono>
@@ -141,8 +142,8 @@ constexpr const char* kUsage =
     "fidelity: the model's verdicts over seeds beside a real client's over trials\n"
     "  (prodsim fidelity --help says more).\n"
     "exit codes: 0 pass, 1 safety, 2 liveness, 3 deadlock, 4 producer-assertion,\n"
-    "  5 client-failure (real), 70 harness error, 64 usage, 65 bad scenario file, 66 missing file,\n"
-    "  73 cannot write an output file\n";
+    "  5 client-failure (real), 6 panic (the model crashed), 70 harness error, 64 usage,\n"
+    "  65 bad scenario file, 66 missing file, 73 cannot write an output file\n";
 
 struct Args {
   std::vector<std::string> files;

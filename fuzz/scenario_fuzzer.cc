@@ -96,11 +96,12 @@ Ignore EnvIgnore(const char* name) {
   for (const checks::MechanismInfo& m : checks::Mechanisms()) mechanisms.emplace(m.mechanism);
   for (const absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
     const std::string entry(absl::StripAsciiWhitespace(part));
-    const std::string mechanism = entry.substr(0, entry.find('@'));
+    const std::string mechanism(checks::MechanismOf(entry));
     if (checks::FindCheck(entry) != nullptr) {
       out.checks.insert(entry);
     } else if (mechanisms.contains(mechanism)) {
-      (entry.find('@') == std::string::npos ? out.mechanisms : out.signatures).insert(entry);
+      // "unclassified#1f2e3d" is one unexplained family; "unclassified" all.
+      (entry == mechanism ? out.mechanisms : out.signatures).insert(entry);
     } else {
       std::string known = CheckNames();
       for (const std::string& m : mechanisms) absl::StrAppend(&known, ", ", m);
@@ -129,8 +130,8 @@ std::set<std::string> EnvChecks(const char* name) {
 bool IsFinding(const scenarios::RunOutput& out) {
   if (out.verdict == scenarios::Verdict::kHarnessError) return true;
   // A known mechanism is not a finding, whichever checks it trips.
-  if (out.signature.classified() && (setup->ignore.signatures.contains(out.signature.Text()) ||
-                                     setup->ignore.mechanisms.contains(out.signature.mechanism))) {
+  if (setup->ignore.signatures.contains(out.signature.Text()) ||
+      setup->ignore.mechanisms.contains(out.signature.mechanism)) {
     return false;
   }
   for (const checks::Violation& v : out.violations) {

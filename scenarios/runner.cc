@@ -30,6 +30,7 @@ std::string_view VerdictName(Verdict v) {
     case Verdict::kProducerAssertion: return "producer-assertion";
     case Verdict::kHarnessError: return "harness-error";
     case Verdict::kClientFailure: return "client-failure";
+    case Verdict::kPanic: return "panic";
   }
   return "?";
 }
@@ -37,7 +38,7 @@ std::string_view VerdictName(Verdict v) {
 absl::StatusOr<Verdict> ParseVerdict(std::string_view name) {
   for (Verdict v : {Verdict::kPass, Verdict::kSafety, Verdict::kLiveness, Verdict::kDeadlock,
                     Verdict::kProducerAssertion, Verdict::kHarnessError,
-                    Verdict::kClientFailure}) {
+                    Verdict::kClientFailure, Verdict::kPanic}) {
     if (VerdictName(v) == name) return v;
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown verdict '", std::string(name), "'"));
@@ -52,6 +53,7 @@ int ExitCode(Verdict v) {
     case Verdict::kProducerAssertion: return 4;
     case Verdict::kHarnessError: return 70;  // EX_SOFTWARE
     case Verdict::kClientFailure: return 5;
+    case Verdict::kPanic: return 6;
   }
   return 70;
 }
@@ -282,6 +284,9 @@ sim::Task<void> Application(World* w, const Scenario* s, sarama::Config conf,
   if (close_at && w->sched.now() < *close_at) co_await w->sched.Sleep(*close_at - w->sched.now());
   w->record.close_called_at = w->sched.now();
   w->producer->AsyncClose();
+  // A test defect of the application's, not Sarama's: Sarama's second
+  // shutdown goroutine closes the channels the first one closed (a panic).
+  if (s->producer.test_defect == "close-twice") w->producer->AsyncClose();
 }
 
 }  // namespace
@@ -296,6 +301,10 @@ Verdict Decide(const RunOutput& out, std::string* failing) {
       *failing = v.check;
       return Verdict::kClientFailure;
     }
+  }
+  if (has("no-panic")) {
+    *failing = "no-panic";
+    return Verdict::kPanic;
   }
   for (std::string_view assertion : {"no-producer-assertion", "no-fatal-error"}) {
     if (has(assertion)) {

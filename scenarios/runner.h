@@ -36,6 +36,10 @@ enum class Verdict {
   // exited early, hung past the trial's bound, printed what is not the
   // driver protocol, sent malformed frames); checks "client-*".
   kClientFailure,
+  // The modelled program crashed: a Go panic (send on a closed channel, a
+  // nil dereference); check no-panic. A model bug or a Sarama one, never a
+  // client's.
+  kPanic,
 };
 std::string_view VerdictName(Verdict v);
 absl::StatusOr<Verdict> ParseVerdict(std::string_view name);

@@ -21,18 +21,20 @@ constexpr int64_t kPositive = 1;  // the least positive duration, in ns
 
 // The value lists. A new profile (e.g. "sarama-main") is one more entry.
 constexpr std::string_view kProfiles[] = {"sarama-1.42.1", "sarama-main"};
-constexpr std::string_view kTestDefects[] = {"no-retry-backoff", "no-read-timeout"};
+constexpr std::string_view kTestDefects[] = {"no-retry-backoff", "no-read-timeout",
+                                             "close-twice"};
 constexpr std::string_view kPolicies[] = {"fifo", "random", "pct", "go"};
 constexpr std::string_view kLatencyKindNames[] = {"constant", "uniform", "exponential"};
 constexpr std::string_view kDirections[] = {"to_broker", "from_broker", "both"};
 constexpr std::string_view kApis[] = {"produce", "metadata", "init_producer_id"};
 constexpr std::string_view kVerdicts[] = {
     "pass", "safety", "liveness", "deadlock", "producer-assertion", "harness-error",
-    "client-failure"};
+    "client-failure", "panic"};
 constexpr std::string_view kChecks[] = {
     "acked-batches-in-order", "log-sequences-contiguous", "no-duplicates",
     "per-partition-order",    "acked-are-durable",        "every-message-one-outcome",
-    "no-producer-assertion",  "no-broker-sequence-error", "retry-pacing", "liveness",
+    "no-panic",               "no-producer-assertion",    "no-broker-sequence-error",
+    "retry-pacing",           "liveness",
     // Wire mode only (a real client; checks/checks.cc).
     "not-persisted-absent", "no-fatal-error", "client-crashed", "client-exited-early", "client-hung",
     "client-output-garbage", "client-malformed-frame"};
@@ -348,7 +350,9 @@ constexpr Field kProducerFields[] = {
          .values = kTestDefects,
          .doc = "not Sarama: a defect switched on in the model on purpose (no-retry-backoff: "
                 "retries ignore Retry.Backoff; no-read-timeout: Produce responses are awaited "
-                "without Net.ReadTimeout), to show the checks catch it"}),
+                "without Net.ReadTimeout; close-twice: the application calls AsyncClose twice, "
+                "and Sarama's second shutdown closes closed channels), to show the checks catch "
+                "it"}),
     Of<&ProducerSpec::version>(
         {.key = "version",
          .type = Type::kVersion,

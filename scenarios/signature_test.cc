@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
@@ -79,9 +80,63 @@ TEST(Signatures, UnexplainedFailureIsUnclassified) {
   v.subject.ids = {7};
   const checks::Signature sig = checks::Classify(r, v);
   EXPECT_FALSE(sig.classified());
-  EXPECT_EQ(sig.Text(), "unclassified");
+  EXPECT_EQ(sig.Text(), "unclassified#" + sig.fingerprint);
+  EXPECT_EQ(sig.fingerprint.size(), 6u);
+  EXPECT_EQ(checks::MechanismOf(sig.Text()), "unclassified");
   ASSERT_EQ(sig.chain.size(), 1u);
   EXPECT_NE(sig.chain[0].find("t/0 offset=0 seq=3"), std::string::npos);
+}
+
+// An unexplained failure's fingerprint is its shape: the same whatever the
+// ids, times, sequences, brokers and faults, and another for another check
+// or other steps of the subject's message.
+TEST(Signatures, FingerprintIsTheShapeNotTheNumbers) {
+  const auto record = [](uint64_t id, int64_t ms, int32_t broker, const std::string& fault) {
+    checks::RunRecord r;
+    r.idempotent = true;
+    sarama::ProducerStep send;
+    send.at = sim::Time() + sim::Duration::Millis(ms);
+    send.kind = sarama::StepKind::kSend;
+    send.broker = broker;
+    send.topic = "t";
+    send.partition = 0;
+    send.first_seq = 3;
+    send.epoch = 0;
+    send.ids = {id};
+    r.producer.steps.push_back(send);
+    sarama::ProducerStep answer = send;
+    answer.kind = sarama::StepKind::kAnswer;
+    answer.at = send.at + sim::Duration::Millis(2);
+    answer.code = kafka::ErrorCode::NOT_LEADER_OR_FOLLOWER;
+    r.producer.steps.push_back(answer);
+    r.producer.steps.push_back(answer);  // a repeat: collapsed
+    r.kafka.faults.push_back({sim::Time() + sim::Duration::Millis(1),
+                              absl::StrCat(fault, " broker ", broker), false});
+    return r;
+  };
+  const auto violation = [](const std::string& check, uint64_t id, int64_t ms) {
+    checks::Violation v;
+    v.check = check;
+    v.subject.topic = "t";
+    v.subject.partition = 0;
+    v.subject.ids = {id};
+    v.subject.at = sim::Time() + sim::Duration::Millis(ms);
+    return v;
+  };
+  const std::string a = checks::UnclassifiedFingerprint(
+      record(7, 10, 0, "move_leader"), violation("log-sequences-contiguous", 7, 50));
+  const std::string b = checks::UnclassifiedFingerprint(
+      record(91, 300, 2, "move_leader"), violation("log-sequences-contiguous", 91, 900));
+  EXPECT_EQ(a, b) << checks::UnclassifiedShape(record(7, 10, 0, "move_leader"),
+                                               violation("log-sequences-contiguous", 7, 50));
+  EXPECT_NE(a, checks::UnclassifiedFingerprint(record(7, 10, 0, "move_leader"),
+                                               violation("acked-are-durable", 7, 50)));
+  EXPECT_EQ(a, checks::UnclassifiedFingerprint(record(7, 10, 0, "crash_broker"),
+                                               violation("log-sequences-contiguous", 7, 50)));
+  checks::RunRecord no_answer = record(7, 10, 0, "move_leader");
+  no_answer.producer.steps.resize(1);
+  EXPECT_NE(a, checks::UnclassifiedFingerprint(no_answer,
+                                               violation("log-sequences-contiguous", 7, 50)));
 }
 
 // Shrinking keeps the signature, not only the verdict and check.

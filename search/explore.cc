@@ -12,6 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "checks/signature.h"
 #include "scenarios/parallel.h"
 #include "scenarios/runner.h"
 #include "scenarios/shrink.h"
@@ -111,9 +113,10 @@ Explored Explore1(const Scenario& base, const World& world, const ExploreOptions
 
 // The smallest file of each new signature, shrunk while it keeps the
 // signature (over the wire: in shrink_needed of shrink_trials trials).
-int ShrinkNew(const World& world, const ExploreOptions& o, std::map<std::string, Group>& groups) {
+int ShrinkNew(const World& world, const ExploreOptions& o, const std::string& profile,
+              std::map<std::string, Group>& groups) {
   for (auto& [sig, g] : groups) {
-    if (o.known.contains(sig) || g.smallest_path.empty()) continue;
+    if (o.known.Known(sig, profile) || g.smallest_path.empty()) continue;
     if (sig == "harness-error") continue;
     scenarios::ShrinkOptions so;
     const auto started = WallClock::now();
@@ -157,6 +160,16 @@ int ShrinkNew(const World& world, const ExploreOptions& o, std::map<std::string,
   return 0;
 }
 
+// How a finding stands against --known: "known", "new", or "new on P
+// (known on Q)" when another profile's file records it.
+std::string KnownMark(const ExploreOptions& o, const std::string& signature,
+                      const std::string& profile) {
+  if (o.known.Known(signature, profile)) return "known";
+  const std::string elsewhere = o.known.ProfilesOf(signature);
+  if (elsewhere.empty()) return "new";
+  return absl::StrCat("new on ", profile, " (known on ", elsewhere, ")");
+}
+
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -171,6 +184,7 @@ int Explore(const Scenario& base, const World& world, const ExploreOptions& o) {
   int64_t runs = 0, found = 0, found_new = 0, harness_errors = 0;
   std::vector<double> walls, loads, cpus;
   std::string client;
+  const std::string profile = WorldProfile(base, world);
   const auto started = WallClock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(WallClock::now() - started).count(); };
   double last_progress = 0;
@@ -204,13 +218,15 @@ int Explore(const Scenario& base, const World& world, const ExploreOptions& o) {
           ++found;
           ++failures[run.name];
           if (run.harness_error) ++harness_errors;
-          const bool is_known = o.known.contains(run.signature);
+          const bool is_known = o.known.Known(run.signature, profile);
           if (!is_known) ++found_new;
-          const char* mark = o.known.empty() ? "" : is_known ? " (known)" : " (new)";
+          const std::string mark =
+              o.known.empty() ? "" : absl::StrCat(" (", KnownMark(o, run.signature, profile), ")");
           Group& g = groups[run.signature];
           if (g.count++ == 0) g.first_seed = run.seed;
           std::printf("found: seed %llu: %s%s%s%s\n", static_cast<unsigned long long>(run.seed),
-                      run.text.c_str(), run.trial.empty() ? "" : " ", run.trial.c_str(), mark);
+                      run.text.c_str(), run.trial.empty() ? "" : " ", run.trial.c_str(),
+                      mark.c_str());
           if (!o.out.empty()) {
             if (!Write(run.path, run.file)) {
               write_error = kExitCantCreate;
@@ -268,22 +284,70 @@ int Explore(const Scenario& base, const World& world, const ExploreOptions& o) {
     });
     std::printf("by signature (%zu):\n", rows.size());
     for (const auto& [sig, g] : rows) {
-      const bool is_known = o.known.contains(sig);
-      std::printf("  %6lld %5.1f%% %-5s %s first seed %llu%s%s\n", static_cast<long long>(g->count),
+      const bool is_known = o.known.Known(sig, profile);
+      const std::string elsewhere = is_known ? "" : o.known.ProfilesOf(sig);
+      std::printf("  %6lld %5.1f%% %-5s %s%s first seed %llu%s%s\n",
+                  static_cast<long long>(g->count),
                   100.0 * static_cast<double>(g->count) / static_cast<double>(found),
                   o.known.empty() ? "" : is_known ? "known" : "new", sig.c_str(),
+                  elsewhere.empty() ? "" : absl::StrCat(" (known on ", elsewhere, " only)").c_str(),
                   static_cast<unsigned long long>(g->first_seed),
                   g->smallest_path.empty() ? "" : ", smallest ", g->smallest_path.c_str());
     }
   }
   if (!o.out.empty() && o.shrink) {
-    if (const int code = ShrinkNew(world, o, groups); code != 0) return code;
+    if (const int code = ShrinkNew(world, o, profile, groups); code != 0) return code;
   }
   if (!o.known.empty()) return found_new > 0 ? 1 : 0;
   return found > 0 ? 1 : 0;
 }
 
-bool LoadKnownSignatures(const std::string& dir, std::set<std::string>* known, int* code) {
+namespace {
+
+// A signature whose function is one of the model's (a Sarama function):
+// known per profile. Any other names a real client.
+bool IsModelSignature(const std::string& signature) {
+  const size_t at = signature.find('@');
+  if (at == std::string::npos) return true;  // unclassified, or a verdict's name
+  const std::string_view mechanism = std::string_view(signature).substr(0, at);
+  const std::string_view function = std::string_view(signature).substr(at + 1);
+  for (const checks::MechanismInfo& m : checks::Mechanisms()) {
+    if (m.real_client || m.mechanism != mechanism) continue;
+    if (m.function == "GOROUTINE") return true;  // panic@ any goroutine's function
+    // "a | b": either function.
+    for (std::string_view rest = m.function; !rest.empty();) {
+      const size_t bar = rest.find(" | ");
+      if (rest.substr(0, bar) == function) return true;
+      rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 3);
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void KnownSignatures::Add(const std::string& signature, const std::string& profile) {
+  by_signature_[signature].insert(IsModelSignature(signature) ? profile
+                                                              : std::string(kAnyWorld));
+}
+
+bool KnownSignatures::Known(const std::string& signature, const std::string& profile) const {
+  const auto it = by_signature_.find(signature);
+  if (it == by_signature_.end()) return false;
+  return it->second.contains(profile) || it->second.contains(std::string(kAnyWorld));
+}
+
+std::string KnownSignatures::ProfilesOf(const std::string& signature) const {
+  const auto it = by_signature_.find(signature);
+  if (it == by_signature_.end()) return "";
+  return absl::StrJoin(it->second, ", ");
+}
+
+std::string WorldProfile(const Scenario& base, const World& world) {
+  return world.real() ? world.Name() : base.producer.profile;
+}
+
+bool LoadKnownSignatures(const std::string& dir, KnownSignatures* known, int* code) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
     std::fprintf(stderr, "prodsim: --known=%s: not a directory\n", dir.c_str());
@@ -304,15 +368,20 @@ bool LoadKnownSignatures(const std::string& dir, std::set<std::string>* known, i
     }
     size_t named = 0;
     if (s->expect.has_value()) {
-      if (!s->expect->signature.empty()) known->insert(s->expect->signature), ++named;
+      if (!s->expect->signature.empty()) {
+        known->Add(s->expect->signature, s->producer.profile);
+        ++named;
+      }
       for (const scenarios::ProfileExpectSpec& p : s->expect->profiles) {
-        if (!p.signature.empty()) known->insert(p.signature), ++named;
+        if (p.signature.empty()) continue;
+        known->Add(p.signature, p.profile);
+        ++named;
       }
     }
     if (named > 0) continue;
     const RunOutput out = scenarios::RunScenario(*s);
     if (out.verdict != Verdict::kPass && out.verdict != Verdict::kHarnessError) {
-      known->insert(scenarios::SignatureName(out));
+      known->Add(scenarios::SignatureName(out), s->producer.profile);
     }
   }
   return true;

@@ -13,8 +13,10 @@
 #define PRODSIM_SEARCH_EXPLORE_H_
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "scenarios/explore.h"
 #include "scenarios/scenario.h"
@@ -22,6 +24,30 @@
 #include "sim/core/time.h"
 
 namespace search {
+
+// The signatures counted as known, each for the worlds whose files record
+// it. A model signature is known on the producer profiles that give it: a
+// file's [expect] on the file's own profile, each [expect.profiles."NAME"]
+// on NAME. A regression that brings a sarama-1.42.1 mechanism back on
+// sarama-main is new there. A real client's signature (its function is the
+// client, "sequence-reuse@kafkajs") names its world itself and is known
+// wherever it shows.
+class KnownSignatures {
+ public:
+  // `profile`: the producer profile the signature was recorded on.
+  void Add(const std::string& signature, const std::string& profile);
+  bool empty() const { return by_signature_.empty(); }
+  // Whether `signature` is known in a world of `profile` (a model profile,
+  // or a real client's name).
+  bool Known(const std::string& signature, const std::string& profile) const;
+  // The profiles `signature` is known on, "" if none ("sarama-1.42.1").
+  std::string ProfilesOf(const std::string& signature) const;
+  size_t size() const { return by_signature_.size(); }
+
+ private:
+  static constexpr std::string_view kAnyWorld = "*";
+  std::map<std::string, std::set<std::string>> by_signature_;
+};
 
 struct ExploreOptions {
   std::string out;  // "": write nothing
@@ -31,7 +57,7 @@ struct ExploreOptions {
   bool keep_going = false;
   bool shrink = true;
   scenarios::GenerateOptions generate;
-  std::set<std::string> known;  // signatures counted as known
+  KnownSignatures known;
   unsigned jobs = 1;
   // Over the wire: how a new signature's smallest file is shrunk (K trials
   // per candidate, kept when `shrink_needed` fail; at most shrink_time).
@@ -46,11 +72,15 @@ struct ExploreOptions {
 int Explore(const scenarios::Scenario& base, const World& world, const ExploreOptions& o);
 
 // The signatures of the scenario files under `dir` (recursively): each
-// file's [expect] signature and its [expect.profiles] entries'; a file
-// that names none is run in the model, and its run's signature counts.
-// False, with *code set (66, 65) and a line on stderr, if the directory or
-// a file cannot be read.
-bool LoadKnownSignatures(const std::string& dir, std::set<std::string>* known, int* code);
+// file's [expect] signature on its profile and its [expect.profiles]
+// entries' on theirs; a file that names none is run in the model, and its
+// run's signature counts on its profile. False, with *code set (66, 65)
+// and a line on stderr, if the directory or a file cannot be read.
+bool LoadKnownSignatures(const std::string& dir, KnownSignatures* known, int* code);
+
+// The profile explore's findings are known or new on: the model's base
+// profile, or the real client's name.
+std::string WorldProfile(const scenarios::Scenario& base, const World& world);
 
 }  // namespace search
 
