@@ -1029,6 +1029,39 @@ class ClientCheck final : public Check {
 };
 
 // ---------------------------------------------------------------------------
+// no-leaked-goroutines (opt-in: RunRecord::check_leaked_goroutines)
+//
+// Once Close has returned, every goroutine the producer started has
+// returned too: Sarama's own tests check it with goleak, and a program that
+// makes and closes producers for its lifetime runs out of memory otherwise.
+// A survivor that sleeps wakes by itself (a breaker's timer), and one that
+// is runnable is on its way; one blocked on a channel, a lock or a
+// WaitGroup with nothing left to wake it is a leak.
+
+class NoLeakedGoroutines final : public Check {
+ public:
+  std::string_view name() const override { return "no-leaked-goroutines"; }
+  std::optional<Violation> Evaluate(const RunRecord& r) const override {
+    if (!r.check_leaked_goroutines || !r.close_returned_at.has_value()) return std::nullopt;
+    Witnesses w;
+    for (const sim::LiveGoroutine& g : r.producer_goroutines_at_end) {
+      if (g.sleeping || g.runnable) continue;
+      w.Add([&] {
+        return absl::StrCat("goroutine ", g.id, " '", Sv(g.name), "' still waits: ",
+                            Sv(g.waits_on), " (Close returned ", At(*r.close_returned_at),
+                            ", run ended ", At(r.run.end_time), ")");
+      });
+    }
+    if (w.empty()) return std::nullopt;
+    Subject subject;
+    subject.at = *r.close_returned_at;
+    return MakeViolation(name(),
+                         absl::StrCat(w.total(), " goroutine(s) the producer started outlived Close"),
+                         w, std::move(subject));
+  }
+};
+
+// ---------------------------------------------------------------------------
 // liveness
 
 class Liveness final : public Check {
@@ -1287,6 +1320,7 @@ std::vector<std::unique_ptr<Check>> AllChecks() {
   out.push_back(std::make_unique<NoProducerAssertion>());
   out.push_back(std::make_unique<NoBrokerSequenceError>());
   out.push_back(std::make_unique<RetryPacing>());
+  out.push_back(std::make_unique<NoLeakedGoroutines>());
   out.push_back(std::make_unique<NoFatalError>());
   for (ClientCheck::Kind k : {ClientCheck::Kind::kCrashed, ClientCheck::Kind::kExitedEarly,
                               ClientCheck::Kind::kHung, ClientCheck::Kind::kGarbage,

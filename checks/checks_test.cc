@@ -121,7 +121,7 @@ TEST(Registry, NamesInFixedOrder) {
               ElementsAre("acked-batches-in-order", "log-sequences-contiguous", "no-duplicates",
                           "per-partition-order", "acked-are-durable", "every-message-one-outcome",
                           "not-persisted-absent", "no-panic", "no-producer-assertion",
-                          "no-broker-sequence-error", "retry-pacing",
+                          "no-broker-sequence-error", "retry-pacing", "no-leaked-goroutines",
                           "no-fatal-error", "client-crashed", "client-exited-early", "client-hung",
                           "client-output-garbage", "client-malformed-frame", "liveness"));
   for (const std::string& n : names) {
@@ -133,6 +133,32 @@ TEST(Registry, NamesInFixedOrder) {
 
 // A clean record violates nothing.
 TEST(Registry, CleanRecordPassesEveryCheck) { EXPECT_THAT(EvaluateAll(CleanRecord()), IsEmpty()); }
+
+// no-leaked-goroutines fires, when asked, for a producer goroutine blocked
+// after Close returned (canary), and not for one that sleeps or runs, nor
+// when the scenario did not ask, nor when Close never returned.
+TEST(NoLeakedGoroutines, ABlockedSurvivorOfCloseIsALeak) {
+  RunRecord r = CleanRecord();
+  sim::LiveGoroutine sleeper;
+  sleeper.id = 40;
+  sleeper.name = "partition/t/0.breaker.timer";
+  sleeper.sleeping = true;
+  sleeper.waits_on = "sleep 10s";
+  sim::LiveGoroutine blocked;
+  blocked.id = 41;
+  blocked.name = "retryBatch/t/0";
+  blocked.waits_on = "select on 'bp#1.bridge' (send), 'done' (receive)";
+  r.producer_goroutines_at_end = {sleeper};
+  r.check_leaked_goroutines = true;
+  EXPECT_FALSE(EvaluateCheck("no-leaked-goroutines", r).has_value());
+  r.producer_goroutines_at_end.push_back(blocked);
+  ExpectViolation("no-leaked-goroutines", r, "goroutine 41 'retryBatch/t/0' still waits: select");
+  r.check_leaked_goroutines = false;
+  EXPECT_FALSE(EvaluateCheck("no-leaked-goroutines", r).has_value());
+  r.check_leaked_goroutines = true;
+  r.close_returned_at.reset();
+  EXPECT_FALSE(EvaluateCheck("no-leaked-goroutines", r).has_value());
+}
 
 // no-panic fires on a crashed run (canary) and prints Go's report: the
 // message, the goroutine, the model's line from the repository's root;

@@ -103,6 +103,11 @@ struct RunRecord {
   // the attempts; a real client's run has none).
   std::optional<sim::Duration> retry_backoff;
   int32_t retry_max = 0;
+  // no-leaked-goroutines ([checks] no_leaked_goroutines): whether it
+  // applies, and the goroutines of the producer (the model's, not the
+  // application's or the world's) still alive when the run ended.
+  bool check_leaked_goroutines = false;
+  std::vector<sim::LiveGoroutine> producer_goroutines_at_end;
 };
 
 }  // namespace checks

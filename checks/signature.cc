@@ -593,8 +593,8 @@ std::optional<Signature> SequenceDesyncFatal(const Context& c) {
   return std::nullopt;
 }
 
-// The Sarama function a goroutine of the model runs, from the name the
-// model spawned it under (producer/*.cc's sched().Go calls).
+}  // namespace
+
 std::string GoroutineFunction(std::string_view name) {
   struct Row {
     std::string_view prefix, suffix, function;
@@ -626,6 +626,8 @@ std::string GoroutineFunction(std::string_view name) {
   return std::string(name);
 }
 
+namespace {
+
 // panic: the modelled program crashed (no-panic's violation); the function
 // is the goroutine's. The chain is Go's report: message, goroutine, line.
 std::optional<Signature> Panic(const Context& c) {
@@ -637,8 +639,28 @@ std::optional<Signature> Panic(const Context& c) {
                                               : GoroutineFunction(p.goroutine_name));
 }
 
+// goroutine-leak: no-leaked-goroutines' violation; the function is the
+// first survivor's, and the chain names each with what it waits on.
+std::optional<Signature> GoroutineLeak(const Context& c) {
+  if (c.v.check != "no-leaked-goroutines") return std::nullopt;
+  const sim::LiveGoroutine* first = nullptr;
+  Chain chain(c);
+  if (c.r.close_returned_at.has_value()) {
+    chain.Line(*c.r.close_returned_at, "Close returns (Successes and Errors closed)");
+  }
+  for (const sim::LiveGoroutine& g : c.r.producer_goroutines_at_end) {
+    if (g.sleeping || g.runnable) continue;
+    if (first == nullptr) first = &g;
+    chain.Line(c.r.run.end_time, absl::StrCat("goroutine ", g.id, " '", g.name, "' (",
+                                              GoroutineFunction(g.name), ") still waits: ",
+                                              g.waits_on));
+  }
+  if (first == nullptr) return std::nullopt;
+  return chain.Done("goroutine-leak", GoroutineFunction(first->name));
+}
+
 constexpr Rule kRules[] = {
-    &SequenceDesyncFatal, &Panic, &MockDroppedResponse,   &CloseHang,
+    &SequenceDesyncFatal, &Panic, &GoroutineLeak, &MockDroppedResponse,   &CloseHang,
     &RetryWithoutBackoff, &CloseDuringRetry,      &UnsequencedRetryFlush,
     &RetryOvertaken,      &TwoInFlight,           &RegroupedRetry,
     &EpochResetInFlight,  &DuplicateOfOtherAcked, &ResendOvertaken,
@@ -733,6 +755,9 @@ std::vector<MechanismInfo> Mechanisms() {
       {"panic", "GOROUTINE",
        "the modelled program crashed as Go panics (send on a closed channel, a nil "
        "dereference, an unlock of an unlocked mutex); the function is the goroutine's"},
+      {"goroutine-leak", "GOROUTINE",
+       "a goroutine the producer started still blocked after Close returned (goleak's "
+       "finding); the function is the first survivor's"},
       {"mock-dropped-response", "Broker.responseReceiver",
        "a mock fault dropped a response on an open connection; the next answer's correlation id "
        "did not match"},

@@ -62,6 +62,11 @@ Signature Classify(const RunRecord& r, const Violation& decisive);
 std::string UnclassifiedFingerprint(const RunRecord& r, const Violation& decisive);
 std::string UnclassifiedShape(const RunRecord& r, const Violation& decisive);
 
+// The Sarama function a goroutine of the model runs, from the name the
+// model spawned it under (producer/*.cc's sched().Go calls):
+// "bp#3.run" is brokerProducer.run. A name it does not know is its own.
+std::string GoroutineFunction(std::string_view name);
+
 // Every mechanism a rule can name, with its function, in rule order (for
 // --help, the docs and tests).
 struct MechanismInfo {

@@ -113,6 +113,7 @@ absl::StatusOr<sarama::Config> ProducerConfigOf(const ProducerSpec& p) {
   if (p.channel_buffer_size) c.channel_buffer_size = *p.channel_buffer_size;
   if (p.metadata_retry_max) c.metadata.retry.max = *p.metadata_retry_max;
   if (p.metadata_retry_backoff) c.metadata.retry.backoff = *p.metadata_retry_backoff;
+  if (p.metadata_single_flight) c.metadata.single_flight = *p.metadata_single_flight;
   if (p.test_defect == "no-retry-backoff") c.test_defects.no_retry_backoff = true;
   if (p.test_defect == "no-read-timeout") c.test_defects.no_read_timeout = true;
   if (p.version) {
@@ -198,6 +199,11 @@ namespace {
 // simulated world turning until the time limit.
 constexpr Duration kCloseSettle = Duration::Seconds(1);
 
+// The application's own tasks are named so (not the producer's: a
+// goroutine-leak check leaves them out).
+constexpr std::string_view kApplicationTask = "app";
+constexpr std::string_view kApplicationTaskPrefix = "app.";
+
 sim::Task<void> Drain(World* w) {
   std::optional<sarama::MessagePtr> s;
   std::optional<sarama::ProducerError> e;
@@ -241,7 +247,7 @@ sim::Task<void> Application(World* w, const Scenario* s, sarama::Config conf,
   }
   w->record.producer_started = true;
   w->producer = std::move(*p);
-  w->sched.Go("app.drain", Drain(w));
+  w->sched.Go(std::string(kApplicationTaskPrefix) + "drain", Drain(w));
   const WorkloadSpec& wl = s->workload;
   std::vector<std::string> topics = wl.topics;
   if (topics.empty()) {
@@ -287,6 +293,18 @@ sim::Task<void> Application(World* w, const Scenario* s, sarama::Config conf,
   // A test defect of the application's, not Sarama's: Sarama's second
   // shutdown goroutine closes the channels the first one closed (a panic).
   if (s->producer.test_defect == "close-twice") w->producer->AsyncClose();
+}
+
+// The producer's goroutines alive at the end of the run, for
+// no-leaked-goroutines: every live one but the world's (the cluster, the
+// faults) and the application's own (this file's "app" tasks).
+void RecordProducerGoroutines(World& w) {
+  for (sim::LiveGoroutine& g : w.sched.LiveGoroutines()) {
+    if (g.world || g.name == kApplicationTask || g.name.starts_with(kApplicationTaskPrefix)) {
+      continue;
+    }
+    w.record.producer_goroutines_at_end.push_back(std::move(g));
+  }
 }
 
 }  // namespace
@@ -464,10 +482,12 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
     w->record.retry_backoff = conf->producer.retry.backoff;
     w->record.retry_max = conf->producer.retry.max;
   }
+  w->record.check_leaked_goroutines = s.checks.no_leaked_goroutines;
   FollowCountFaults(s, *plan, w->sched, w->cluster, w->record);
   plan->faults.Start(fault_models::World{&w->sched, &w->network, &w->cluster, w->client});
-  w->sched.Go("app", Application(w.get(), &s, *conf, *profile));
+  w->sched.Go(std::string(kApplicationTask), Application(w.get(), &s, *conf, *profile));
   w->record.run = w->sched.Run();
+  if (s.checks.no_leaked_goroutines) RecordProducerGoroutines(*w);
   w->cluster.SnapshotLogs();
   if (options.record_trace) out.trace = w->sched.RenderTrace();
   if (options.timeline) out.timeline = TimelineJson(w->sched, w->record);

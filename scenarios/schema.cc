@@ -34,7 +34,7 @@ constexpr std::string_view kChecks[] = {
     "acked-batches-in-order", "log-sequences-contiguous", "no-duplicates",
     "per-partition-order",    "acked-are-durable",        "every-message-one-outcome",
     "no-panic",               "no-producer-assertion",    "no-broker-sequence-error",
-    "retry-pacing",           "liveness",
+    "retry-pacing",           "no-leaked-goroutines",     "liveness",
     // Wire mode only (a real client; checks/checks.cc).
     "not-persisted-absent", "no-fatal-error", "client-crashed", "client-exited-early", "client-hung",
     "client-output-garbage", "client-malformed-frame"};
@@ -343,6 +343,14 @@ constexpr Field kProducerFields[] = {
                                                .optional = true,
                                                .doc = "Metadata.Retry.Backoff",
                                                .shrink = Shrink::kToDefault}),
+    Of<&ProducerSpec::metadata_single_flight>(
+        {.key = "metadata_single_flight",
+         .type = Type::kBool,
+         .optional = true,
+         .doc = "Metadata.SingleFlight (sarama-main only, e566ac67, v1.46.0: one metadata refresh "
+                "at a time, on by default; sarama-1.42.1 has no such setting and refreshes "
+                "concurrently)",
+         .shrink = Shrink::kToDefault}),
     Of<&ProducerSpec::test_defect>(
         {.key = "test_defect",
          .type = Type::kEnum,
@@ -605,6 +613,12 @@ constexpr Field kChecksFields[] = {
          .type = Type::kBool,
          .doc = "check retry-pacing: a message's consecutive attempts at least Retry.Backoff apart, "
                 "and none failing with retries exhausted sooner than its backoffs allow"}),
+    Of<&ChecksSpec::no_leaked_goroutines>(
+        {.key = "no_leaked_goroutines",
+         .type = Type::kBool,
+         .doc = "check no-leaked-goroutines: once Close has returned, every goroutine the producer "
+                "started has returned too (goleak's check); a survivor blocked on a channel, lock "
+                "or WaitGroup is named with what it waits on"}),
 };
 
 constexpr Field kLimitsFields[] = {

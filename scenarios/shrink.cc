@@ -458,7 +458,8 @@ std::string DescribeSize(const Scenario& s) {
       p.flush_messages.has_value() + p.flush_bytes.has_value() + p.flush_frequency.has_value() +
       p.flush_max_messages.has_value() + p.max_message_bytes.has_value() +
       p.channel_buffer_size.has_value() + p.metadata_retry_max.has_value() +
-      p.metadata_retry_backoff.has_value() + p.version.has_value();
+      p.metadata_retry_backoff.has_value() + p.metadata_single_flight.has_value() +
+      p.version.has_value();
   return absl::StrCat(s.faults.size(), " fault(s), ", s.workload.messages, " message(s), ",
                       s.cluster.topics.size(), " topic(s) with ", partitions, " partition(s), ",
                       s.cluster.brokers, " broker(s), ", settings, " producer setting(s), ",

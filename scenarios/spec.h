@@ -72,6 +72,7 @@ struct ProducerSpec {
   std::optional<int32_t> channel_buffer_size;
   std::optional<int32_t> metadata_retry_max;
   std::optional<Duration> metadata_retry_backoff;
+  std::optional<bool> metadata_single_flight;  // sarama-main only (e566ac67)
   std::optional<std::string> version;  // "2.6.0"
   // Not a Sarama field: a defect switched on in the model on purpose, so a
   // test can show the checks catch it (sarama::Config::TestDefects).
@@ -174,6 +175,9 @@ struct ChecksSpec {
   // apart, and no message failing with its retries exhausted sooner than
   // its backoffs allow.
   bool retry_pacing = false;
+  // no-leaked-goroutines: once Close has returned, every goroutine the
+  // producer started has returned too (what goleak checks in Go).
+  bool no_leaked_goroutines = false;
 
   bool operator==(const ChecksSpec&) const = default;
 };

@@ -140,7 +140,9 @@ int ShrinkNew(const World& world, const ExploreOptions& o, const std::string& pr
       }
       continue;
     }
-    const std::string mechanism = sig.substr(0, sig.find('@'));
+    // "unclassified#1a2b3c" gives new-unclassified-1a2b3c.toml.
+  std::string mechanism = sig.substr(0, sig.find('@'));
+  std::replace(mechanism.begin(), mechanism.end(), '#', '-');
     const std::string path = absl::StrCat(o.out, "/new-", mechanism, ".toml");
     Scenario shrunk = r.scenario;
     // The file's name, not its directory: the text is the same wherever --out is.
@@ -313,7 +315,7 @@ bool IsModelSignature(const std::string& signature) {
   const std::string_view function = std::string_view(signature).substr(at + 1);
   for (const checks::MechanismInfo& m : checks::Mechanisms()) {
     if (m.real_client || m.mechanism != mechanism) continue;
-    if (m.function == "GOROUTINE") return true;  // panic@ any goroutine's function
+    if (m.function == "GOROUTINE") return true;  // panic@, goroutine-leak@ any goroutine's
     // "a | b": either function.
     for (std::string_view rest = m.function; !rest.empty();) {
       const size_t bar = rest.find(" | ");

@@ -819,6 +819,24 @@ std::string Scheduler::SleepAwaiter::Describe() const {
   return absl::StrCat("sleep ", d.ToString());
 }
 
+std::vector<LiveGoroutine> Scheduler::LiveGoroutines() const {
+  std::vector<LiveGoroutine> out;
+  for (const auto& [id, g] : tasks_) {
+    if (g->state == TaskState::kDone) continue;
+    LiveGoroutine live;
+    live.id = id;
+    live.name = g->name;
+    live.daemon = g->daemon;
+    live.world = g->world;
+    live.runnable = g->state != TaskState::kBlocked;
+    live.sleeping = dynamic_cast<const SleepAwaiter*>(g->blocker) != nullptr;
+    live.waits_on = g->blocker != nullptr ? g->blocker->Describe()
+                                          : std::string(live.runnable ? "runnable" : "blocked");
+    out.push_back(std::move(live));
+  }
+  return out;
+}
+
 std::string Scheduler::DeadlockReport() const {
   std::string out = "all goroutines are asleep - deadlock!";
   for (const auto& [id, g] : tasks_) {

@@ -164,6 +164,18 @@ struct PanicReport {
   int line = 0;
 };
 
+// A goroutine alive when asked (Scheduler::LiveGoroutines), as goleak
+// would list it: its id and name, and what it waits on.
+struct LiveGoroutine {
+  uint32_t id = 0;
+  std::string name;
+  bool daemon = false;
+  bool world = false;      // the cluster's, a fault's: not the program's
+  bool sleeping = false;   // in a Sleep: it wakes by itself
+  bool runnable = false;   // ready to run, or running
+  std::string waits_on;    // the blocker's description ("chan receive on 'x'")
+};
+
 struct RunResult {
   Outcome outcome = Outcome::kAllDone;
   std::string detail;  // deadlock report, panic message, stop reason
@@ -285,6 +297,10 @@ class Scheduler {
   // here (the hook must hold its object weakly), so teardown frees
   // everything.
   void AtTeardown(absl::AnyInvocable<void()> fn) { teardown_.push_back(std::move(fn)); }
+
+  // Every goroutine not yet returned, by id, with what it waits on (after
+  // Run, before DestroyTasks): what goleak would list.
+  std::vector<LiveGoroutine> LiveGoroutines() const;
 
   // Ends the run at the next scheduling decision (from a task or callback).
   void Stop(std::string reason);
