@@ -278,6 +278,25 @@ class ConnectHang final : public Fault {
   FaultParams p_;
 };
 
+// A log directory of the broker fails (an I/O error, a dead disk): its
+// replicas there go offline, produce requests for them get
+// KAFKA_STORAGE_ERROR, and the controller moves their leadership
+// (kafka::Cluster::FailLogDir). Instant and for good: Kafka brings the
+// directory back only with a restart on a repaired disk.
+class LogDirFailure final : public Fault {
+ public:
+  explicit LogDirFailure(FaultParams p) : p_(std::move(p)) {}
+  void Apply(World& w) override { w.cluster->FailLogDir(p_.broker, p_.tp); }
+  std::string Describe() const override {
+    return absl::StrCat("log directory of ", BrokerName(p_.broker), " holding ",
+                        p_.tp ? p_.tp->ToString() : std::string("all its replicas"),
+                        " fails (KAFKA_STORAGE_ERROR)");
+  }
+
+ private:
+  FaultParams p_;
+};
+
 // Heals at the end of `duration` by itself (the cluster or network was told
 // the end time), so the schedule only records it.
 bool SelfHealing(const std::string& kind) {
@@ -325,7 +344,8 @@ const std::vector<std::string>& FaultKinds() {
       "move_leader",   "shrink_isr",     "inject_error",
       "lose_response", "stall_response", "delay_processing",
       "latency_spike", "pause_fetching", "blackhole",
-      "connect_hang",  "mock.error",     "mock.drop_response"};
+      "connect_hang",  "log_dir_failure", "mock.error",
+      "mock.drop_response"};
   return kinds;
 }
 
@@ -357,6 +377,7 @@ absl::StatusOr<std::unique_ptr<Fault>> MakeFault(const FaultParams& p) {
     if (!p.duration.has_value()) return absl::InvalidArgumentError("connect_hang needs a duration");
     return std::make_unique<ConnectHang>(p);
   }
+  if (p.kind == "log_dir_failure") return std::make_unique<LogDirFailure>(p);
   if (p.kind == "mock.error") return std::make_unique<MockError>(p);
   if (p.kind == "mock.drop_response") return std::make_unique<MockDropResponse>(p);
   return absl::InvalidArgumentError(absl::StrCat("unknown fault kind '", p.kind, "'"));

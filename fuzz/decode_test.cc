@@ -363,8 +363,9 @@ TEST(DecodeStabilityTest, WedgeFaultsReadLastShiftNoOtherField) {
   for (int i = 0; i < 2000; ++i) {
     std::string bytes(static_cast<size_t>(prng.UniformInt(20, 120)), '\0');
     for (char& c : bytes) c = static_cast<char>(prng.Below(256));
-    Scenario with = Decode(base, AsBytes(bytes));
-    const Scenario without = Decode(base, AsBytes(bytes), DecodeOptions{.wedge_faults = false});
+    Scenario with = Decode(base, AsBytes(bytes), DecodeOptions{.late_draws = false});
+    const Scenario without =
+        Decode(base, AsBytes(bytes), DecodeOptions{.wedge_faults = false, .late_draws = false});
     const size_t before = with.faults.size();
     std::erase_if(with.faults, [](const FaultSpec& f) { return internal::IsWedgeKind(f.kind); });
     wedged += with.faults.size() < before ? 1 : 0;
@@ -374,6 +375,39 @@ TEST(DecodeStabilityTest, WedgeFaultsReadLastShiftNoOtherField) {
   }
   std::printf("decoded 2000: %d with wedge faults\n", wedged);
   EXPECT_GT(wedged, 200);
+}
+
+// The late step (a log directory failure, the application's drain) comes
+// after the wedge faults: without it an input decodes as before it existed,
+// but for what it takes from the tape; an input that ends before it has no
+// failure and drains promptly.
+TEST(DecodeStabilityTest, LateFieldsReadLastShiftNoOtherField) {
+  const Scenario base = Base();
+  sim::Prng prng(2028);
+  int failures = 0, drained = 0;
+  for (int i = 0; i < 2000; ++i) {
+    std::string bytes(static_cast<size_t>(prng.UniformInt(20, 160)), '\0');
+    for (char& c : bytes) c = static_cast<char>(prng.Below(256));
+    Scenario with = Decode(base, AsBytes(bytes));
+    const Scenario without = Decode(base, AsBytes(bytes), DecodeOptions{.late_draws = false});
+    const size_t before = with.faults.size();
+    std::erase_if(with.faults, [](const FaultSpec& f) { return f.kind == "log_dir_failure"; });
+    failures += with.faults.size() < before ? 1 : 0;
+    drained += with.workload.drain != "prompt" ? 1 : 0;
+    with.workload.drain = without.workload.drain;
+    with.workload.drain_delay = without.workload.drain_delay;
+    with.schedule.tape = without.schedule.tape;
+    with.description = without.description;
+    ASSERT_EQ(with, without) << i;
+  }
+  std::printf("decoded 2000: %d with a log directory failure, %d not draining promptly\n",
+              failures, drained);
+  EXPECT_GT(failures, 100);
+  EXPECT_GT(drained, 200);
+  // An empty input: no failure, prompt.
+  const Scenario empty = Decode(base, AsBytes(std::string()));
+  EXPECT_EQ(empty.workload.drain, "prompt");
+  EXPECT_TRUE(empty.faults.empty());
 }
 
 TEST(DecodeStabilityTest, OneFaultInputIsWellFormed) {

@@ -27,9 +27,12 @@ absl::StatusOr<Profile> ParseProfile(std::string_view name) {
                                                  "' (expected sarama-1.42.1 or sarama-main)"));
 }
 
-// The errors handleSuccess retries (sarama v1.42.1 async_producer.go).
-bool RetriableInHandleSuccess(ErrorCode e) {
+// The errors handleSuccess retries (sarama v1.42.1 async_producer.go;
+// main adds KafkaStorageError, 3aea989f).
+bool RetriableInHandleSuccess(ErrorCode e, Profile profile) {
   switch (e) {
+    case ErrorCode::KAFKA_STORAGE_ERROR:
+      return profile == Profile::kSaramaMain;
     case ErrorCode::CORRUPT_MESSAGE:  // ErrInvalidMessage
     case ErrorCode::UNKNOWN_TOPIC_OR_PARTITION:
     case ErrorCode::LEADER_NOT_AVAILABLE:
@@ -1028,7 +1031,7 @@ sim::Task<std::vector<std::string>> BrokerProducer::ReturnResolved(
       co_await p->ReturnSuccesses(e.set->msgs);
     } else if (code == ErrorCode::DUPLICATE_SEQUENCE_NUMBER) {
       co_await p->ReturnSuccesses(e.set->msgs);
-    } else if (RetriableInHandleSuccess(code)) {
+    } else if (RetriableInHandleSuccess(code, p->profile)) {
       if (p->conf.producer.retry.max <= 0) {
         co_await p->AbandonBrokerConnection(broker);
         co_await p->ReturnErrors(e.set->msgs, Error::Kafka(code));
@@ -1061,7 +1064,7 @@ sim::Task<void> BrokerProducer::HandleSuccess(
         response->partitions.find(kafka::TopicPartition{e.topic, kafka::PartitionId(e.partition)});
     if (block == response->partitions.end()) continue;  // handled above
     const ErrorCode code = block->second.error;
-    if (!RetriableInHandleSuccess(code)) continue;
+    if (!RetriableInHandleSuccess(code, p->profile)) continue;
     current_retries_[{e.topic, e.partition}] = Error::Kafka(code);  // [retrying]
     if (p->conf.producer.idempotent) {
       p->sched().Go(absl::StrCat("retryBatch/", e.topic, "/", e.partition),

@@ -173,8 +173,8 @@ using StatePtr = std::shared_ptr<AsyncProducer::State>;
 
 // Shared by both profiles' code (async_producer.cc defines them).
 // The errors handleSuccess retries (v1.42.1's list; main adds
-// KafkaStorageError, which the simulated broker never returns).
-bool RetriableInHandleSuccess(kafka::ErrorCode e);
+// KafkaStorageError, 3aea989f).
+bool RetriableInHandleSuccess(kafka::ErrorCode e, Profile profile);
 // A syn/fin/shutdown control message.
 MessagePtr ControlMessage(const std::string& topic, int32_t partition, int8_t flags, int retries);
 // sarama: Producer.Retry.BackoffFunc(retries, max), or Retry.Backoff; zero

@@ -54,9 +54,11 @@
 // Changes before the muting, also in main and modelled:
 //  7. 35ecd488 (#3362): flushRetryBuffers assigns a sequence number to a
 //     buffered new message that has none (inline in async_producer.cc).
-//  8. 3aea989f (#2939): handleSuccess retries KafkaStorageError; the
-//     simulated broker never returns that code, so the shared list of
-//     retriable errors is kept.
+//  8. 3aea989f (#2939, v1.43.3): handleSuccess retries KafkaStorageError
+//     (a log directory failed; the controller moves the leadership), where
+//     v1.42.1 fails the messages and, never refreshing metadata for it,
+//     keeps sending the partition's next ones to the same broker
+//     (RetriableInHandleSuccess takes the profile).
 // PR #3693 can be left out for a test (State::pr3693 = false), to show what
 // main at 282cd488 alone does; sarama-main always includes it.
 // Main's broker.go and client.go, modelled in producer/broker.cc and
@@ -453,7 +455,7 @@ sim::Task<void> BrokerProducer::HandleSuccessMain(
           kafka::TopicPartition{e.topic, kafka::PartitionId(e.partition)});
       if (block == response->partitions.end()) continue;  // handled above
       const ErrorCode code = block->second.error;
-      if (!RetriableInHandleSuccess(code)) continue;
+      if (!RetriableInHandleSuccess(code, p->profile)) continue;
       current_retries_[{e.topic, e.partition}] = Error::Kafka(code);  // [retrying]
       // PR #3693: retryBatch with the mute held, whether or not Idempotent
       // (main: retryMessages, through the partitionProducer, when not).

@@ -175,8 +175,12 @@ void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scen
 
   // The faults: a count, then each one's kind and fields. Encoding: the
   // wedge faults go last, on their own (decoding starts with none).
-  std::vector<FaultSpec> others, wedges;
+  std::vector<FaultSpec> others, wedges, late;
   for (FaultSpec& f : s->faults) {
+    if (options.late_draws && internal::IsLateKind(f.kind)) {
+      late.push_back(std::move(f));
+      continue;
+    }
     const bool wedge = options.wedge_faults && internal::IsWedgeKind(f.kind);
     (wedge ? wedges : others).push_back(std::move(f));
   }
@@ -257,6 +261,18 @@ void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scen
       s->faults.push_back(std::move(f));
     }
     if (wedge_count > 0) {
+      std::stable_sort(s->faults.begin(), s->faults.end(),
+                       [](const FaultSpec& a, const FaultSpec& b) { return a.at < b.at; });
+    }
+  }
+  // The late step (fault_fields.h LateFields): a log directory failure or
+  // none, then the application's drain. An input that ends before it has
+  // neither: prompt, no failure.
+  if (options.late_draws) {
+    FaultSpec f = io.encoding() && !late.empty() ? late.front() : FaultSpec{};
+    if (internal::LateFields(io, c, heal_by, EffectiveReadTimeout(base.producer),
+                             options.max_faults > 0, &f, &s->workload)) {
+      s->faults.push_back(std::move(f));
       std::stable_sort(s->faults.begin(), s->faults.end(),
                        [](const FaultSpec& a, const FaultSpec& b) { return a.at < b.at; });
     }

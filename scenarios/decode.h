@@ -52,6 +52,10 @@ struct DecodeOptions {
   // min(internal::kWedgeFaultsMax, max_faults), beside the max_faults
   // above). Off: the codec as it was before they existed, byte for byte.
   bool wedge_faults = true;
+  // Read the late step after the wedge faults: a log directory failure or
+  // none, and the application's drain (internal::LateFields). Off: the
+  // codec as it was before, byte for byte.
+  bool late_draws = true;
 };
 
 // The scenario `bytes` stand for, from `base`. A pure function of its

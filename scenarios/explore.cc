@@ -58,6 +58,23 @@ void AddWedgeFaults(sim::Prng& prng, Scenario* s) {
                    [](const FaultSpec& a, const FaultSpec& b) { return a.at < b.at; });
 }
 
+// The late step (internal::LateFields) from its own stream: a log directory
+// failure, one run in four, and the application's drain (the model's only:
+// a real client's driver reads promptly).
+void AddLateDraws(sim::Prng prng, bool model, Scenario* s) {
+  FaultSpec f;
+  WorkloadSpec drained = s->workload;
+  PrngIO io(prng);
+  const bool failure =
+      internal::LateFields(io, s->cluster, internal::HealBy(s->workload, kExploreHealBy),
+                           EffectiveReadTimeout(s->producer), /*faults=*/true, &f, &drained);
+  if (model) s->workload = drained;
+  if (!failure) return;
+  s->faults.push_back(std::move(f));
+  std::stable_sort(s->faults.begin(), s->faults.end(),
+                   [](const FaultSpec& a, const FaultSpec& b) { return a.at < b.at; });
+}
+
 }  // namespace
 
 uint64_t ExploreSeed(uint64_t root, uint64_t shard, uint64_t shards, uint64_t i) {
@@ -154,6 +171,7 @@ Scenario Generate(const Scenario& base, uint64_t seed, const GenerateOptions& op
   }
   if (client) ApplyClientDraw(*client, options.client, &s);
   if (options.wedge_faults) AddWedgeFaults(prng, &s);
+  if (options.late_draws) AddLateDraws(prng.Fork("late"), options.client.empty(), &s);
   DropUnrealisticFaults(&s);
   return s;
 }

@@ -37,6 +37,11 @@ struct GenerateOptions {
   // kWedgeFaultKinds), after every other draw. Off: what explore drew
   // before they existed, seed for seed.
   bool wedge_faults = true;
+  // Draw a log directory failure and the application's drain too
+  // (internal::LateFields), from a stream of their own (so no other draw
+  // moves). Off: what explore drew before they existed, seed for seed.
+  // Over the wire the drain stays prompt (the driver reads its outcomes).
+  bool late_draws = true;
   // The share of runs, per mille, on the go policy (the rest: random and
   // PCT, half each). 0: the policies explore drew before go existed.
   uint32_t go_share_per_mille = 500;

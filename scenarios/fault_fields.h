@@ -53,6 +53,12 @@ inline bool IsWedgeKind(std::string_view kind) {
   return std::find(std::begin(kWedgeFaultKinds), std::end(kWedgeFaultKinds), kind) !=
          std::end(kWedgeFaultKinds);
 }
+// Drawn after the wedge kinds, in a step of their own with the
+// application's drain (LateFields): what came later still.
+inline constexpr std::string_view kLateFaultKinds[] = {"log_dir_failure"};
+inline bool IsLateKind(std::string_view kind) { return kind == "log_dir_failure"; }
+// The application's drains other than prompt (WorkloadSpec::drain).
+inline constexpr std::string_view kLaterDrains[] = {"late", "slow", "close"};
 inline constexpr std::string_view kDirections[] = {"both", "to_broker", "from_broker"};
 // What a realistic inject_error brings about (fault_models::InjectableErrors).
 inline constexpr std::string_view kInjectedErrors[] = {
@@ -137,6 +143,9 @@ void FaultFields(IO& io, const ClusterSpec& c, Duration heal_by, Duration read_t
            Duration::Nanos(read_timeout.nanos() / 2 * 3));
   } else if (kind == "blackhole") {
     f->duration.reset();  // instant: the connections open at `at` are lost
+  } else if (kind == "log_dir_failure") {
+    f->duration.reset();  // for good: Kafka needs a restart on a repaired disk
+    TopicPartition(io, c, f);
   } else if (kind == "connect_hang") {
     // Past 1 s a dial waits for the retransmission at 3 s, past 3 s for
     // the one at 7 s (the explore window holds no more).
@@ -148,6 +157,43 @@ void FaultFields(IO& io, const ClusterSpec& c, Duration heal_by, Duration read_t
   } else if (kind == "mock.drop_response") {
     io.Int(&f->count, 1, 2);
   }
+}
+
+// The late step (after the wedge faults): one log directory failure or
+// none, then how the application drains Successes and Errors (prompt half
+// the time; late up to 5 s, slow 0.1-20 ms per read, or close). `*f` is
+// the failure to encode, or unset; the result says whether there is one.
+// Zeros (a decoded input that ended) give neither: no failure, prompt.
+// Without `faults` (a fault-free search) the failure is not even drawn.
+template <class IO>
+bool LateFields(IO& io, const ClusterSpec& c, Duration heal_by, Duration read_timeout,
+                bool faults, FaultSpec* f, WorkloadSpec* w) {
+  bool failure = f->kind == "log_dir_failure";
+  int32_t odds = failure ? 3 : 0;  // one in four
+  if (faults) io.Index(&odds, 4);
+  failure = faults && odds == 3;
+  if (failure) {
+    f->kind = "log_dir_failure";
+    FaultFields(io, c, heal_by, read_timeout, f);
+  }
+  bool later = w->drain != "prompt";
+  io.Flag(&later);
+  if (!later) {
+    w->drain = "prompt";
+    w->drain_delay = Duration();
+    return failure;
+  }
+  std::string drain = w->drain == "prompt" ? std::string(kLaterDrains[0]) : w->drain;
+  io.Choice(&drain, kLaterDrains);
+  w->drain = drain;
+  if (drain == "late") {
+    io.Dur(&w->drain_delay, Duration::Millis(1), Duration::Seconds(5));
+  } else if (drain == "slow") {
+    io.Dur(&w->drain_delay, Duration::Micros(100), Duration::Millis(20));
+  } else {
+    w->drain_delay = Duration();
+  }
+  return failure;
 }
 
 // One of `options` (in place: encoding starts from the current value).

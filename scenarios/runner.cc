@@ -86,6 +86,9 @@ struct World {
   net::NodeId client;
   kafka::Cluster cluster;
   std::unique_ptr<sarama::AsyncProducer> producer;
+  // [workload] drain = "close": closed when the application closes, to stop
+  // its reader.
+  sim::ChanPtr<bool> stop_reading;
   std::string harness_error;
 };
 
@@ -204,19 +207,39 @@ constexpr Duration kCloseSettle = Duration::Seconds(1);
 constexpr std::string_view kApplicationTask = "app";
 constexpr std::string_view kApplicationTaskPrefix = "app.";
 
-sim::Task<void> Drain(World* w) {
-  std::optional<sarama::MessagePtr> s;
-  std::optional<sarama::ProducerError> e;
-  sim::Chan<sarama::MessagePtr>* sc = w->producer->Successes();
-  sim::Chan<sarama::ProducerError>* ec = w->producer->Errors();
-  while (sc != nullptr || ec != nullptr) {
-    const int which = co_await sim::Select(w->sched, sim::RecvCase(sc, &s), sim::RecvCase(ec, &e));
-    if (which == 0 && !s.has_value()) sc = nullptr;
-    if (which == 1 && !e.has_value()) ec = nullptr;
-  }
+// Close has returned: the run ends once every task has, or kCloseSettle
+// later.
+void CloseReturned(World* w) {
   w->record.close_returned_at = w->sched.now();
   sim::Scheduler* sched = &w->sched;
   sched->After(kCloseSettle, [sched] { sched->Stop("the producer's Close returned"); });
+}
+
+// The reader as [workload] drain asks (WorkloadSpec::drain): prompt reads
+// each outcome at once; late starts after drain_delay; slow spends
+// drain_delay after each read; close stops when the application closes
+// (stop_reading), and Close drains the rest.
+sim::Task<void> Drain(World* w, const WorkloadSpec* wl) {
+  std::optional<sarama::MessagePtr> s;
+  std::optional<sarama::ProducerError> e;
+  std::optional<bool> stop;
+  sim::Chan<sarama::MessagePtr>* sc = w->producer->Successes();
+  sim::Chan<sarama::ProducerError>* ec = w->producer->Errors();
+  if (wl->drain == "late") co_await w->sched.Sleep(wl->drain_delay);
+  while (sc != nullptr || ec != nullptr) {
+    int which = 0;
+    if (w->stop_reading != nullptr) {
+      which = co_await sim::Select(w->sched, sim::RecvCase(sc, &s), sim::RecvCase(ec, &e),
+                                   sim::RecvCase(w->stop_reading, &stop));
+      if (which == 2) co_return;  // Close drains the rest
+    } else {
+      which = co_await sim::Select(w->sched, sim::RecvCase(sc, &s), sim::RecvCase(ec, &e));
+    }
+    if (which == 0 && !s.has_value()) sc = nullptr;
+    if (which == 1 && !e.has_value()) ec = nullptr;
+    if (wl->drain == "slow") co_await w->sched.Sleep(wl->drain_delay);
+  }
+  CloseReturned(w);
 }
 
 // The application: create the producer, write the workload, close.
@@ -247,7 +270,10 @@ sim::Task<void> Application(World* w, const Scenario* s, sarama::Config conf,
   }
   w->record.producer_started = true;
   w->producer = std::move(*p);
-  w->sched.Go(std::string(kApplicationTaskPrefix) + "drain", Drain(w));
+  if (s->workload.drain == "close") {
+    w->stop_reading = sim::MakeChan<bool>(w->sched, "app.stop-reading");
+  }
+  w->sched.Go(std::string(kApplicationTaskPrefix) + "drain", Drain(w, &s->workload));
   const WorkloadSpec& wl = s->workload;
   std::vector<std::string> topics = wl.topics;
   if (topics.empty()) {
@@ -289,6 +315,14 @@ sim::Task<void> Application(World* w, const Scenario* s, sarama::Config conf,
   }
   if (close_at && w->sched.now() < *close_at) co_await w->sched.Sleep(*close_at - w->sched.now());
   w->record.close_called_at = w->sched.now();
+  if (w->stop_reading != nullptr) {
+    // Sarama's Close: AsyncClose, then it drains Successes and Errors
+    // itself, and returns when Errors is closed.
+    w->stop_reading->Close();
+    co_await w->producer->Close();
+    CloseReturned(w);
+    co_return;
+  }
   w->producer->AsyncClose();
   // A test defect of the application's, not Sarama's: Sarama's second
   // shutdown goroutine closes the channels the first one closed (a panic).

@@ -214,7 +214,9 @@ Scenario ExpectedFullExample() {
                 .interval = Duration::Millis(2),
                 .burst = 4,
                 .value_bytes = 256,
-                .close_at = Duration::Seconds(50)};
+                .close_at = Duration::Seconds(50),
+                .drain = "prompt",
+                .drain_delay = Duration()};
   s.faults = ExpectedFullExampleFaults();
   s.buggify.sites = {"net.delay", "broker.slow_request"};  // canonical order
   s.limits = {

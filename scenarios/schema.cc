@@ -27,6 +27,7 @@ constexpr std::string_view kPolicies[] = {"fifo", "random", "pct", "go"};
 constexpr std::string_view kLatencyKindNames[] = {"constant", "uniform", "exponential"};
 constexpr std::string_view kDirections[] = {"to_broker", "from_broker", "both"};
 constexpr std::string_view kApis[] = {"produce", "metadata", "init_producer_id"};
+constexpr std::string_view kDrains[] = {"prompt", "late", "slow", "close"};
 constexpr std::string_view kVerdicts[] = {
     "pass", "safety", "liveness", "deadlock", "producer-assertion", "harness-error",
     "client-failure", "panic"};
@@ -80,6 +81,7 @@ constexpr std::string_view kFaultKindNames[] = {"reset",
                                                 "pause_fetching",
                                                 "blackhole",
                                                 "connect_hang",
+                                                "log_dir_failure",
                                                 "mock.error",
                                                 "mock.drop_response"};
 // The buggify sites, in canonical order: sim/net's, then sim/kafka's
@@ -520,6 +522,21 @@ constexpr Field kWorkloadFields[] = {
                 "producing then and calls AsyncClose from its producing task",
          .rule = "at most `limits.time`",
          .shrink_text = "unset (kept with --keep-close-at); halves with the timeline"}),
+    Of<&WorkloadSpec::drain>(
+        {.key = "drain",
+         .type = Type::kEnum,
+         .values = kDrains,
+         .doc = "how the application reads Successes and Errors, as Sarama's documentation lets "
+                "it: prompt (each at once), late (its reader starts `drain_delay` after the "
+                "producer), slow (`drain_delay` of work after each read), close (it stops reading "
+                "when it closes, and calls Close, which drains the rest itself). The model's "
+                "application only; a real client's driver reads promptly",
+         .shrink = Shrink::kToDefault}),
+    Of<&WorkloadSpec::drain_delay>({.key = "drain_delay",
+                                    .type = Type::kDuration,
+                                    .doc = "late: when the reader starts; slow: the work per read",
+                                    .rule = "at most `limits.time`",
+                                    .shrink = Shrink::kToDefault}),
 };
 
 // Which fault kinds read a field is in the kind table (FaultKinds).
@@ -788,6 +805,13 @@ std::span<const FaultKind> FaultKinds() {
        {"duration"},
        "the producer's SYNs to `broker` go unanswered: a dial waits for a SYN retransmission "
        "(1, 3, 7, 15, 31, 63 s) after the window, or fails at Net.DialTimeout"},
+      {"log_dir_failure",
+       {"broker", "topic", "partition"},
+       {"topic", "partition"},
+       "the log directory holding `broker`'s replica of `topic`/`partition` fails for good (a "
+       "broker whose only directory fails halts: that is `crash`): KAFKA_STORAGE_ERROR for "
+       "produce requests to it, and the controller drops it from the ISR and moves the "
+       "leadership"},
       {"mock.error",
        {"broker", "topic", "partition", "error", "api", "count"},
        {"error"},

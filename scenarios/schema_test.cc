@@ -246,6 +246,9 @@ TEST(SchemaTest, ValueListsMatchTheModel) {
   for (const std::string_view k : internal::kWedgeFaultKinds) {
     EXPECT_TRUE(generated.insert(k).second) << k << " is drawn twice";
   }
+  for (const std::string_view k : internal::kLateFaultKinds) {
+    EXPECT_TRUE(generated.insert(k).second) << k << " is drawn twice";
+  }
   EXPECT_EQ(table, generated);
 }
 

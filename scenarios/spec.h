@@ -131,6 +131,13 @@ struct WorkloadSpec {
   int32_t burst = 1;                    // messages per burst
   int32_t value_bytes = 100;
   std::optional<Duration> close_at;     // AsyncClose at this time; unset: after the last message
+  // How the application reads Successes and Errors (Sarama's documentation
+  // says it must read both, and when): "prompt" (each at once), "late"
+  // (its reader starts drain_delay after the producer), "slow" (each read
+  // followed by drain_delay of work), "close" (it stops its reader when it
+  // closes and calls Close, which drains what is left itself).
+  std::string drain = "prompt";
+  Duration drain_delay;
 
   bool operator==(const WorkloadSpec&) const = default;
 };

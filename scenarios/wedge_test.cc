@@ -1,8 +1,9 @@
-// The wedge fault kinds through the whole world (scenarios::RunScenario from
-// a scenario file's text): a blackhole under requests in flight, which
+// Fault kinds through the whole world (scenarios::RunScenario from a
+// scenario file's text): a blackhole under requests in flight, which
 // Sarama survives through its Net.ReadTimeout and a producer without one
-// does not (the liveness check catches it), and a connect hang, which holds
-// the producer's first dial until a SYN retransmission.
+// does not (the liveness check catches it); a connect hang, which holds
+// the producer's first dial until a SYN retransmission; a failed log
+// directory, which sarama-main retries past (3aea989f) and v1.42.1 does not.
 #include <string>
 #include <string_view>
 
@@ -111,6 +112,61 @@ TEST(WedgeTest, ConnectHangHoldsTheFirstDialUntilTheSynRetransmission) {
     ASSERT_TRUE(out.record.close_returned_at.has_value());
     EXPECT_GE(*out.record.close_returned_at - sim::Time(), Duration::Seconds(1));
     EXPECT_EQ(out.record.faults_healed_at, sim::Time() + Duration::Millis(600));
+  }
+}
+
+// Three brokers, one partition replicated three times; at 40 ms the log
+// directory holding the leader's replica fails (the application closes at
+// 300 ms, after main's retry: a retry still waiting then would fail with
+// ErrShuttingDown, main's close-during-retry). KAFKA_STORAGE_ERROR is
+// retriable in sarama-main (3aea989f, #2939): it refreshes metadata, finds
+// the new leader, and every message is acknowledged. v1.42.1 fails the
+// messages and, never refreshing metadata for that error, sends every
+// later one to the same broker: all of them fail (the checks allow a
+// failure; this test pins the profiles' difference).
+TEST(WedgeTest, FailedLogDirIsRetriedOnMainOnly) {
+  const std::string text = absl::StrCat(R"(seed = 1
+[schedule]
+policy = "fifo"
+[producer]
+return_successes = true
+required_acks = "wait_for_all"
+[cluster]
+brokers = 3
+min_insync_replicas = 2
+[[cluster.topics]]
+name = "t"
+replication_factor = 3
+[network.latency]
+kind = "constant"
+min = "1ms"
+[workload]
+messages = 60
+interval = "5ms"
+[[faults]]
+kind = "log_dir_failure"
+at = "40ms"
+broker = 0
+topic = "t"
+partition = 0
+[limits]
+time = "600s"
+)");
+  for (const std::string_view profile : {"sarama-1.42.1", "sarama-main"}) {
+    SCOPED_TRACE(profile);
+    const RunOutput out = RunScenario(WithProfile(Parse(text), profile));
+    EXPECT_EQ(out.verdict, Verdict::kPass) << VerdictText(out) << ": " << out.harness_error;
+    size_t storage_errors = 0;
+    for (const sarama::ErrorEvent& e : out.record.producer.errors) {
+      if (e.err.Is(kafka::ErrorCode::KAFKA_STORAGE_ERROR)) ++storage_errors;
+    }
+    if (profile == "sarama-main") {
+      EXPECT_EQ(out.record.producer.errors.size(), 0u);
+      EXPECT_EQ(out.record.producer.acks.size(), 60u);
+    } else {
+      EXPECT_GT(storage_errors, 10u);
+      EXPECT_EQ(storage_errors, out.record.producer.errors.size());
+    }
   }
 }
 

@@ -209,10 +209,12 @@ void Cluster::ElectLeader(const TopicPartition& tp, PartitionState& p) {
   // Clean election: the first replica, in preference order, that is in the
   // ISR and alive as far as the controller knows (a crash it has not yet
   // noticed can be elected: the partition then stays unavailable until the
-  // session expires). None: the partition is offline until one comes back.
+  // session expires), on a log directory that works. None: the partition is
+  // offline until one comes back.
   p.leader = BrokerId::kNone;
   for (BrokerId r : p.replicas) {
-    if (Contains(p.isr, r) && broker(r).registered_) {
+    const Replica* rep = broker(r).replica(tp);
+    if (Contains(p.isr, r) && broker(r).registered_ && (rep == nullptr || !rep->offline)) {
       p.leader = r;
       break;
     }
@@ -292,6 +294,7 @@ void Cluster::Rejoin(Broker& b) {
   b.registered_ = true;
   network_.SetNodeUp(b.node_, true);
   for (auto& [tp, r] : b.replicas_) {
+    if (r->offline) continue;  // the directory is still broken
     RebuildProducerState(*r);
     r->needs_truncation = true;
   }
@@ -377,6 +380,30 @@ void Cluster::UsedCountFault(Time until) {
   if (count_fault_hook_) count_fault_hook_(until);
 }
 
+void Cluster::FailLogDir(BrokerId id, std::optional<TopicPartition> only) {
+  Broker& b = broker(id);
+  std::vector<TopicPartition> failed;
+  for (auto& [tp, r] : b.replicas_) {
+    if (only.has_value() && tp != *only) continue;
+    if (r->offline) continue;
+    r->offline = true;
+    r->producer_state.Clear();
+    failed.push_back(tp);
+  }
+  if (failed.empty()) return;
+  changed_.Notify();  // acks=all requests waiting on the replica end now
+  // kafka 2.6.3 KafkaController.onBrokerLogDirFailure: the replicas answer
+  // LeaderAndIsr with KAFKA_STORAGE_ERROR and become OfflineReplica, which
+  // leaves the ISR (the last member stays: the partition is then offline)
+  // and gives the partitions they led a new leader.
+  for (const TopicPartition& tp : failed) {
+    PartitionState& p = partitions_.at(tp);
+    if (Contains(p.isr, id) && p.isr.size() > 1) Erase(p.isr, id);
+    if (p.leader == id) ElectLeader(tp, p);
+  }
+  Publish();
+}
+
 void Cluster::DelayProcessing(BrokerId b, Duration extra, Time until) {
   broker(b).extra_processing_ = extra;
   broker(b).extra_processing_until_ = until;
@@ -397,9 +424,12 @@ void Cluster::SnapshotLogs() {
   for (const auto& [tp, p] : partitions_) {
     // The leader's committed prefix; for an offline partition, the replica
     // with the highest high watermark.
+    // A replica on a failed directory cannot be read; it counts only when
+    // there is no other.
     const Replica* best = nullptr;
     for (BrokerId r : p.replicas) {
       const Replica* rep = broker(r).replica(tp);
+      if (rep->offline && best != nullptr) continue;
       if (r == p.leader) {
         best = rep;
         break;
@@ -448,6 +478,7 @@ sim::Task<void> Cluster::ReplicaFetcher(Broker* b) {
       for (auto& [tp, r] : b->replicas_) {
         auto it = b->view_.partitions.find(tp);
         if (it == b->view_.partitions.end()) continue;
+        if (r->offline) continue;  // a failed directory: served no more
         const BrokerId leader = it->second.leader;
         if (leader == b->id_) {
           CheckIsrShrink(b, tp, *r);
@@ -457,8 +488,9 @@ sim::Task<void> Cluster::ReplicaFetcher(Broker* b) {
         if (sched_.now() < r->fetch_paused_until) continue;
         Broker& l = broker(leader);
         // A fetch reaches only a live broker that knows it leads (else Kafka
-        // answers NOT_LEADER / FENCED_LEADER_EPOCH and the follower retries).
-        if (!l.up_ || !l.Leads(tp)) continue;
+        // answers NOT_LEADER / FENCED_LEADER_EPOCH and the follower retries),
+        // from a replica it can still read (else KAFKA_STORAGE_ERROR).
+        if (!l.up_ || !l.Leads(tp) || l.replica(tp)->offline) continue;
         FetchFrom(b, &l, tp);
       }
     }
@@ -487,10 +519,11 @@ bool Cluster::FetchHasWork(const Broker* b) const {
     if (tp < it->first) continue;
     const BrokerId leader = it->second.leader;
     if (leader == b->id_ || leader == BrokerId::kNone) continue;
-    if (sched_.now() < r->fetch_paused_until) continue;
+    if (sched_.now() < r->fetch_paused_until || r->offline) continue;
     const Broker& l = broker(leader);
     if (!l.up_ || !l.Leads(tp)) continue;
     const Replica& lr = *l.replica(tp);
+    if (lr.offline) continue;
     auto end = lr.follower_end.find(b->id_.value);
     const bool leader_knows = end != lr.follower_end.end() && end->second == r->log_end;
     const PartitionState& p = partitions_.at(tp);
@@ -927,6 +960,12 @@ ProducePartitionResponse Cluster::AppendAsLeader(Broker* b, const TopicPartition
     out.error = known ? ErrorCode::NOT_LEADER_OR_FOLLOWER : ErrorCode::UNKNOWN_TOPIC_OR_PARTITION;
     return out;
   }
+  // ReplicaManager.getPartitionOrException: a partition in an offline log
+  // directory, before the leader check.
+  if (r->offline) {
+    out.error = ErrorCode::KAFKA_STORAGE_ERROR;
+    return out;
+  }
   if (!b->Leads(tp)) {
     out.error = ErrorCode::NOT_LEADER_OR_FOLLOWER;
     return out;
@@ -1029,7 +1068,12 @@ sim::Task<std::shared_ptr<ProduceResponse>> Cluster::HandleProduce(Broker* b,
     for (auto it = waiting.begin(); it != waiting.end();) {
       const Replica& r = *b->MutableReplica(it->first);
       ProducePartitionResponse& pr = resp->partitions[it->first];
-      if (!b->Leads(it->first)) {
+      if (r.offline) {
+        // DelayedProduce.tryComplete: getPartitionOrError is
+        // KAFKA_STORAGE_ERROR once the directory failed.
+        pr = ProducePartitionResponse{ErrorCode::KAFKA_STORAGE_ERROR, Offset::kNone, -1,
+                                      Offset::kNone};
+      } else if (!b->Leads(it->first)) {
         pr = ProducePartitionResponse{ErrorCode::NOT_LEADER_OR_FOLLOWER, Offset::kNone, -1,
                                       Offset::kNone};
       } else if (r.high_watermark >= it->second) {

@@ -148,6 +148,10 @@ struct Replica {
   Offset high_watermark{0};
   ProducerStateManager producer_state;
   bool needs_truncation = false;
+  // Its log directory failed (Cluster::FailLogDir): the broker serves it no
+  // more, as leader or follower, until the run ends (Kafka brings a failed
+  // directory back only with a broker restart on a repaired disk).
+  bool offline = false;
   Time fetch_paused_until;  // this follower does not fetch before then
   // Leader side: each follower's log end and when it was last caught up.
   absl::btree_map<int32_t, Offset> follower_end;
@@ -291,6 +295,16 @@ class Cluster {
   // replica fetcher: a GC pause, a slow disk, a network problem between
   // brokers). Its partitions' acks=all requests wait; it may leave the ISR.
   void PauseFetching(BrokerId b, Time until);
+  // The log directory holding broker `b`'s replica of `tp` (or, unset,
+  // every replica of `b`: a broker with one directory) fails (an I/O error,
+  // a dead disk). As Kafka 2.6's ReplicaManager.handleLogDirFailure: the
+  // replica goes offline at once, produce requests for it are answered
+  // KAFKA_STORAGE_ERROR (acks=all ones waiting too) and it stops fetching;
+  // the controller, told through ZooKeeper, drops `b` from the partition's
+  // ISR and elects another leader (KafkaController.onBrokerLogDirFailure).
+  // A broker left with no directory halts (LogManager: Exit.halt), which is
+  // the crash fault's, not this one's.
+  void FailLogDir(BrokerId b, std::optional<TopicPartition> tp);
   // Records a fault (applied or healed) in the History and the trace.
   void RecordFault(std::string description, bool healed = false);
 

@@ -739,6 +739,41 @@ Task<void> CrashDetection(World* w) {
   EXPECT_TRUE(w->cluster.broker(BrokerId(0)).up());
 }
 
+Task<void> FailedLogDir(World* w) {
+  EXPECT_EQ(w->cluster.partition(kT0)->leader, BrokerId(0));
+  // An acks=all request waits on stalled followers when the directory
+  // fails under it: answered KAFKA_STORAGE_ERROR (DelayedProduce).
+  w->cluster.PauseFetching(BrokerId(1), w->sched.now() + Duration::Millis(200));
+  w->cluster.PauseFetching(BrokerId(2), w->sched.now() + Duration::Millis(200));
+  sim::Scheduler* sched = &w->sched;
+  Cluster* cluster = &w->cluster;
+  sched->After(Duration::Millis(50), [cluster] { cluster->FailLogDir(BrokerId(0), kT0); });
+  Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 0, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::KAFKA_STORAGE_ERROR);
+  // Later requests too, before the leader check: the replica is offline.
+  o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, 1000, 0, 1, 1));
+  EXPECT_EQ(o.part.error, ErrorCode::KAFKA_STORAGE_ERROR);
+  // The controller dropped broker 0 from the ISR and elected another
+  // leader, which takes the partition's writes once its followers fetch.
+  const PartitionState* p = w->cluster.partition(kT0);
+  EXPECT_NE(p->leader, BrokerId(0));
+  EXPECT_NE(p->leader, BrokerId::kNone);
+  EXPECT_EQ(p->isr.size(), 2u);
+  co_await w->sched.Sleep(Duration::Millis(300));
+  o = co_await CallProduce(w, p->leader, Produce(w, kT0, 1001, 0, 0, 1, -1, 10));
+  EXPECT_EQ(o.part.error, ErrorCode::NONE);
+  // Broker 0's other partitions are on other directories: still served.
+  EXPECT_FALSE(w->cluster.broker(BrokerId(0)).replica(TopicPartition{"t", PartitionId(1)})->offline);
+}
+
+// log_dir_failure: KAFKA_STORAGE_ERROR from the failed replica (waiting
+// requests included), and the controller moves the leadership away
+// (ReplicaManager.handleLogDirFailure, KafkaController.onBrokerLogDirFailure).
+TEST(ClusterTest, FailedLogDirAnswersStorageErrorAndMovesTheLeader) {
+  World w;
+  EXPECT_EQ(w.Run(FailedLogDir(&w)).outcome, sim::Outcome::kAllDone);
+}
+
 // The controller learns of a crash when the broker's ZooKeeper session
 // expires (18 s by default), not at once.
 TEST(ClusterTest, CrashDetectedWhenTheSessionExpires) {
