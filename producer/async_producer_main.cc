@@ -524,6 +524,26 @@ sim::Task<void> BrokerProducer::HandleErrorMain(std::shared_ptr<ProduceSet> sent
 // ---------------------------------------------------------------------------
 // asyncProducer.
 
+namespace {
+
+// The retryBatch step recorded at `index` when the batch was offered. The
+// steps recorded since may have moved it down (the bridge erases the send
+// steps of a request it could not write), never up: look from there back.
+ProducerStep& OfferedStep(std::vector<ProducerStep>& steps, size_t index, sim::Time at,
+                          const std::string& topic, int32_t partition, uint64_t first_id) {
+  for (size_t i = std::min(index + 1, steps.size()); i-- > 0;) {
+    ProducerStep& s = steps[i];
+    if (s.kind == StepKind::kRetryBatch && s.at == at && s.error.empty() && s.topic == topic &&
+        s.partition == partition && (s.ids.empty() || s.ids.front() == first_id)) {
+      return s;
+    }
+  }
+  PRODSIM_ASSERT_MSG(false, "retryBatch's step is gone from the history");
+  return steps.front();
+}
+
+}  // namespace
+
 // sarama main (282cd488) async_producer.go: asyncProducer.retryBatch
 sim::Task<void> RetryBatchMain(StatePtr p, std::string topic, int32_t partition,
                                PartitionSetPtr pset, Error retry_err, bool already_muted) {
@@ -573,6 +593,7 @@ sim::Task<void> RetryBatchMain(StatePtr p, std::string topic, int32_t partition,
   // leads to. A shutdown that wins the select turns it into the failure,
   // at the time it happened.
   const size_t step_index = p->env.history != nullptr ? p->env.history->steps.size() : 0;
+  const sim::Time offered_at = p->sched().now();
   p->Step(std::move(step));
   // Straight to the broker producer's bridge, past its run loop, unless
   // the producer shuts down first (6aaff07e).
@@ -581,8 +602,8 @@ sim::Task<void> RetryBatchMain(StatePtr p, std::string topic, int32_t partition,
   const int which = co_await sim::Select(p->sched(), sim::SendCase(bp->output, &handoff),
                                          sim::RecvCase(p->done, &done));
   if (which == 1 && p->env.history != nullptr) {
-    ProducerStep& failed = p->env.history->steps[step_index];
-    PRODSIM_ASSERT(failed.kind == StepKind::kRetryBatch);
+    ProducerStep& failed = OfferedStep(p->env.history->steps, step_index, offered_at, topic,
+                                       partition, pset->msgs.empty() ? 0 : pset->msgs.front()->id);
     failed.error = Error::Of(ErrorKind::kShuttingDown).ToString();
     failed.at = p->sched().now();
   }
