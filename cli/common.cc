@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "scenarios/parallel.h"
 #include "scenarios/toml_reader.h"
+#include "sim/kafka/wire/compression.h"
 
 namespace cli {
 
@@ -75,13 +76,23 @@ bool MakeDirectory(const std::string& dir) {
 std::string TrialLine(const std::string& file, int64_t t, int64_t trials,
                       const wire::RealOutput& r, const std::string& client) {
   const sim::RunResult& rr = r.run.record.run;
-  return absl::StrFormat(
+  std::string line = absl::StrFormat(
       "%s: trial %d/%d: %s client=%s t=%ss wall=%.2fs cpu=%.2fs load=%.2f connections=%d "
       "acked=%d errors=%d",
       file, t, trials, scenarios::VerdictText(r.run), client, rr.end_time.ToString(),
       static_cast<double>(r.wall.nanos()) / 1e9, static_cast<double>(r.client_cpu.nanos()) / 1e9,
       r.load_before, r.connections, r.run.record.producer.acks.size(),
       r.run.record.producer.errors.size());
+  // The batches the client compressed, by codec (none when it compressed
+  // nothing).
+  const auto& by = r.run.record.kafka.batches_by_compression;
+  for (size_t c = 1; c < by.size(); ++c) {
+    if (by[c] > 0) {
+      absl::StrAppend(&line, " ", std::string(kafka::wire::CompressionName(static_cast<int>(c))),
+                      "-batches=", by[c]);
+    }
+  }
+  return line;
 }
 
 bool Loaded(double mean_load) {

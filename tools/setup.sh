@@ -6,6 +6,9 @@ packages=(
   build-essential cmake ninja-build clang libclang-rt-14-dev
   libabsl-dev libgtest-dev libgmock-dev librapidcheck-dev
   libtomlplusplus-dev libbenchmark-dev librdkafka-dev pkg-config
+  # The wire codec takes compressed record batches as a Kafka 2.6 broker
+  # does: gzip, snappy, lz4 and zstd.
+  zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev
   # clients/sarama (build.sh): Go, Debian's Sarama 1.22.1, and the
   # libraries Sarama 1.42.1 imports, for a build against a checkout.
   golang-go golang-github-shopify-sarama-dev golang-github-davecgh-go-spew-dev

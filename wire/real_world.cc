@@ -307,17 +307,12 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   const Bridge::Problems& problems = w->bridge.problems();
   client.malformed_frames = problems.malformed_frames;
   client.not_served = problems.not_served;
-  // A batch the broker model refused on the codec's word: compression is the
-  // model's limit (a harness error: the client did nothing wrong); a bad CRC
-  // or an invalid batch is the client's malformed input.
-  std::string refused_compressed;
+  // A batch the broker refused on the codec's word (a bad CRC, an invalid
+  // batch, a stream that does not decompress, zstd below Produce v7) is the
+  // client's malformed input: a 2.6 broker refuses it too.
   for (const kafka::NoteEvent& n : record.kafka.notes) {
-    const std::string text = absl::StrCat("t=", n.at.ToString(), "s ", n.text);
-    if (n.refused == kafka::wire::kUnsupportedCompressionType) {
-      if (refused_compressed.empty()) refused_compressed = text;
-    } else if (n.refused != kafka::ErrorCode::NONE) {
-      client.malformed_frames.push_back(text);
-    }
+    if (n.refused == kafka::ErrorCode::NONE) continue;
+    client.malformed_frames.push_back(absl::StrCat("t=", n.at.ToString(), "s ", n.text));
   }
   AddSequences(record);
   std::string harness;
@@ -325,9 +320,6 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
     harness = absl::StrCat("the client refused its job: ", lines.job_error());
   } else if (!problems.harness_errors.empty()) {
     harness = problems.harness_errors.front();
-  } else if (!refused_compressed.empty()) {
-    harness = absl::StrCat("the client compressed its batches, which the model does not serve "
-                           "(set compression.type=none): ", refused_compressed);
   } else if (!problems.not_served.empty()) {
     harness = absl::StrCat("the client asked for what the model does not serve: ",
                            problems.not_served.front());

@@ -284,6 +284,12 @@ function ParseConfig(pairs) {
       case 'retry.factor': c.retry_factor = decimal(name, value, 0, 1); break
       case 'retry.multiplier': c.retry_multiplier = decimal(name, value, 1, 100); break
       case 'acks': c.acks = int(name, value, -1, 1); break
+      // send()'s compression: kafkajs carries GZIP itself; Snappy, LZ4 and
+      // ZSTD need codec packages the driver does not install.
+      case 'compression':
+        if (value !== 'none' && value !== 'gzip') bad(name, value, '"none" or "gzip" (kafkajs has no other codec without a plugin)')
+        c.compression = value
+        break
       // timeout: above (the same name as the scenario field)
       default:
         if (!kIgnored.has(name)) throw new Error(`config ${JSON.stringify(name)}: not a setting this driver knows`)
@@ -539,6 +545,7 @@ function StartCall(job, producer, c, state, plan) {
   const send = { topic: call.topic, messages: call.messages }
   if (c.acks !== undefined) send.acks = c.acks
   if (c.timeout_ms !== undefined) send.timeout = c.timeout_ms
+  if (c.compression === 'gzip') send.compression = state.gzip
   state.in_flight++
   state.pending += call.ids.length
   // kafkajs's send() is an async function: it never refuses synchronously,
@@ -647,6 +654,7 @@ async function Main() {
   const state = {
     pending: 0, in_flight: 0, calls: 0, next_id: 1, due_through: 0, closing: false,
     wake: null, timer: null, chosen: new Map(), value: Buffer.alloc(job.value_bytes, 'x'),
+    gzip: kafkajs.CompressionTypes.GZIP,
   }
   let producer
   try {

@@ -970,7 +970,14 @@ ProducePartitionResponse Cluster::AppendAsLeader(Broker* b, const TopicPartition
     out.error = ErrorCode::NOT_LEADER_OR_FOLLOWER;
     return out;
   }
-  if (batch.records.empty()) {
+  if (batch.compression >= 0 && batch.compression <= 4) {
+    ++history_->batches_by_compression[static_cast<size_t>(batch.compression)];
+  }
+  // Wire mode: a batch that failed the codec's validation (a bad CRC, a
+  // count that does not match, a stream that does not decompress) is
+  // refused with its own answer and a note, before the empty-batch rule.
+  const bool refused_by_codec = batch.invalid != ErrorCode::NONE;
+  if (batch.records.empty() && !refused_by_codec) {
     out.error = ErrorCode::INVALID_RECORD;
     return out;
   }

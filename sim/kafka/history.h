@@ -8,6 +8,7 @@
 #ifndef PRODSIM_SIM_KAFKA_HISTORY_H_
 #define PRODSIM_SIM_KAFKA_HISTORY_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -122,6 +123,9 @@ struct History {
   std::vector<FaultEvent> faults;
   std::vector<NoteEvent> notes;
   std::vector<ConnectionEvent> connections;  // wire mode only
+  // Wire mode: the record batches a leader was asked to append, by the
+  // codec the client compressed them with (0 none .. 4 zstd), valid or not.
+  std::array<int64_t, 5> batches_by_compression{};
   // Final committed log per partition (up to the leader's high watermark),
   // filled by Cluster::SnapshotLogs at the end of a run.
   absl::btree_map<TopicPartition, std::vector<LogEntry>> final_logs;

@@ -75,6 +75,11 @@ struct RecordBatch {
   // NONE in the simulated world.
   ErrorCode invalid = ErrorCode::NONE;
   std::string invalid_why;
+  // Wire mode: the codec the client compressed the batch with (the
+  // attributes' low bits: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd); the
+  // codec reads the records from the decompressed bytes and writes them
+  // compressed again for a batch it encodes.
+  int8_t compression = 0;
 
   int32_t record_count() const { return static_cast<int32_t>(records.size()); }
   bool idempotent() const { return !producer_id.IsNone(); }

@@ -22,6 +22,7 @@
 #include "sim/core/status_macros.h"
 #include "sim/core/time.h"
 #include "sim/kafka/wire/bytes.h"
+#include "sim/kafka/wire/compression.h"
 
 namespace kafka::wire {
 namespace {
@@ -184,20 +185,6 @@ constexpr int16_t kTimestampTypeBit = 0x08;
 constexpr int16_t kTransactionalBit = 0x10;
 constexpr int16_t kControlBit = 0x20;
 
-std::string_view CompressionName(int codec) {
-  switch (codec) {
-    case 1:
-      return "gzip";
-    case 2:
-      return "snappy";
-    case 3:
-      return "lz4";
-    case 4:
-      return "zstd";
-  }
-  return "unknown";
-}
-
 void MarkInvalid(RecordBatch& b, ErrorCode code, std::string why) {
   if (b.invalid != ErrorCode::NONE) return;  // the first problem, as Kafka finds it
   b.invalid = code;
@@ -274,11 +261,31 @@ void DecodeRecords(std::string_view bytes, int32_t count, int64_t first_timestam
   }
 }
 
+// At most this many bytes of records come out of one compressed batch: a
+// 2.6 broker sets no such bound (message.max.bytes bounds the compressed
+// batch), but no client's batch comes near it and a decompression bomb
+// must not become an allocation.
+constexpr size_t kDecompressedBytesMax = size_t{64} << 20;
+
+// The records of a compressed batch, read from the decompressed bytes
+// (LogValidator.validateMessagesAndAssignOffsetsCompressed: a stream that
+// does not decompress is a corrupt record).
+void DecodeCompressedRecords(int codec, std::string_view bytes, int32_t count,
+                             int64_t first_timestamp_ms, RecordBatch& b) {
+  absl::StatusOr<std::string> plain = Decompress(codec, bytes, kDecompressedBytesMax);
+  if (!plain.ok()) {
+    MarkInvalid(b, ErrorCode::CORRUPT_MESSAGE, std::string(plain.status().message()));
+    return;
+  }
+  DecodeRecords(*plain, count, first_timestamp_ms, b);
+}
+
 // Validation of one v2 batch of `batch` bytes, in the order Kafka's
 // ProduceRequest.validateRecords, Log.analyzeAndValidateRecords and
 // LogValidator.validateBatch check; the first failure is the partition's
-// answer. Compression and transactions are the model's refusals (a 2.6
-// broker accepts both).
+// answer. Transactions are the model's refusal (a 2.6 broker accepts them);
+// compressed batches are read as a 2.6 broker reads them
+// (sim/kafka/wire/compression.h).
 void ValidateBatch(std::string_view batch, int64_t base_offset, int16_t version, size_t bytes_after,
                    RecordBatch& b) {
   if (bytes_after != 0) {
@@ -315,11 +322,11 @@ void ValidateBatch(std::string_view batch, int64_t base_offset, int16_t version,
                 absl::StrCat("CRC mismatch: batch says ", absl::Hex(crc, absl::kZeroPad8),
                              ", bytes give ", absl::Hex(computed, absl::kZeroPad8)));
   }
-  if (codec != 0) {
-    MarkInvalid(b, kUnsupportedCompressionType,
-                absl::StrCat("compression ", Av(CompressionName(codec)), " (codec ", codec,
-                             ") is not served"));
+  if (codec > 4) {
+    MarkInvalid(b, ErrorCode::CORRUPT_MESSAGE,
+                absl::StrCat("compression codec ", codec, " does not exist"));
   }
+  b.compression = static_cast<int8_t>(codec);
   if ((attributes & kControlBit) != 0) MarkInvalid(b, ErrorCode::INVALID_RECORD, "control batch");
   if ((attributes & kTransactionalBit) != 0) {
     MarkInvalid(b, ErrorCode::INVALID_RECORD,
@@ -340,6 +347,9 @@ void ValidateBatch(std::string_view batch, int64_t base_offset, int16_t version,
   }
   if (codec == 0) {
     DecodeRecords(batch.substr(kBatchHeaderBytes), std::max(count, 0), first_timestamp, b);
+  } else if (codec <= 4 && b.invalid == ErrorCode::NONE) {
+    DecodeCompressedRecords(codec, batch.substr(kBatchHeaderBytes), std::max(count, 0),
+                            first_timestamp, b);
   }
 }
 
@@ -424,7 +434,7 @@ std::string EncodeBatch(const RecordBatch& b) {
   w.Int8(2);
   const size_t crc_pos = w.size();
   w.Uint32(0);
-  w.Int16(0);
+  w.Int16(b.compression);
   w.Int32(n - 1);
   w.Int64(first_ms);
   w.Int64(max_ms);
@@ -432,7 +442,15 @@ std::string EncodeBatch(const RecordBatch& b) {
   w.Int16(b.producer_epoch.value);
   w.Int32(b.base_sequence.value);
   w.Int32(n);
-  for (int32_t i = 0; i < n; ++i) EncodeRecord(b.records[static_cast<size_t>(i)], i, first_ms, w);
+  if (b.compression == 0) {
+    for (int32_t i = 0; i < n; ++i) EncodeRecord(b.records[static_cast<size_t>(i)], i, first_ms, w);
+  } else {
+    Writer records;
+    for (int32_t i = 0; i < n; ++i) {
+      EncodeRecord(b.records[static_cast<size_t>(i)], i, first_ms, records);
+    }
+    w.Raw(Compress(static_cast<Compression>(b.compression), records.view()));
+  }
   w.PatchUint32(length_pos, static_cast<uint32_t>(w.size() - kLogOverheadBytes));
   w.PatchUint32(crc_pos, Crc32c(w.view().substr(kCrcCoverageStart)));
   return w.Take();
@@ -660,13 +678,19 @@ void EncodeRequestBody(const RequestHeader& h, const Message& request, Writer& w
 
 // --- Responses ------------------------------------------------------------------
 
-// The response's ranges within what the codec serves (see ServedApiVersions).
+// The response's ranges up to the newest version the codec serves (see
+// ServedApiVersions), from the broker's own oldest: a 2.6 broker advertises
+// Produce v0, and clients read features from the minimum too (librdkafka
+// compresses with gzip, snappy or lz4 only if the broker's Produce range
+// holds v0, rdkafka_msgset_writer.c; advertising v3 made it send every
+// batch uncompressed). A client that then picks a version the codec does
+// not serve is refused as not_served, never silently.
 std::vector<ApiVersionRange> ClampToServed(const std::vector<ApiVersionRange>& ranges) {
   std::vector<ApiVersionRange> out;
   for (const ApiVersionRange& r : ranges) {
     const ApiVersionRange* served = ServedRange(static_cast<int16_t>(r.api));
     if (served == nullptr) continue;
-    const int16_t lo = std::max(r.min_version, served->min_version);
+    const int16_t lo = r.min_version;
     const int16_t hi = std::min(r.max_version, served->max_version);
     if (lo <= hi) out.push_back({r.api, lo, hi});
   }

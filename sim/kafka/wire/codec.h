@@ -8,7 +8,8 @@
 // record/DefaultRecordBatch.java, DefaultRecord.java):
 //   ApiVersions (key 18) v0-v3, Metadata (3) v0-v9, InitProducerId (22)
 //   v0-v3, Produce (0) v3-v8 with record batches of magic 2 (CRC-32C
-//   checked, varint records, headers; compression: none only).
+//   checked, varint records, headers; compressed with gzip, snappy, lz4 or
+//   zstd, or not: sim/kafka/wire/compression.h).
 // Request header v1, or v2 for a flexible version; response header v0, or
 // v1 for a flexible version, except ApiVersions, always v0 (KIP-511).
 //
@@ -44,8 +45,11 @@
 // base offset other than 0, a count or offset-delta mismatch, a control or
 // transactional batch, more than one batch, a producer id without a base
 // sequence, a malformed record; INVALID_TIMESTAMP for LogAppendTime set by
-// the producer; UNSUPPORTED_COMPRESSION_TYPE for a compressed batch) and
-// `invalid_why` saying what was wrong. A record's timestamp is its
+// the producer; UNSUPPORTED_COMPRESSION_TYPE for zstd below Produce v7;
+// CORRUPT_MESSAGE for a compressed body that does not decompress, or
+// decompresses past 64 MiB, which no client's batch comes near) and
+// `invalid_why` saying what was wrong; RecordBatch::compression says which
+// codec a batch came with. A record's timestamp is its
 // milliseconds as a sim::Time (saturated past the year 2262); a null key is
 // "", a null value has value_bytes -1 (Kafka's valueSize()).
 #ifndef PRODSIM_SIM_KAFKA_WIRE_CODEC_H_

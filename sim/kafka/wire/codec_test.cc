@@ -201,22 +201,23 @@ constexpr int16_t kKafka26Latest[50] = {8, 11, 5, 9, 4, 3, 6, 3, 8, 7, 3, 7, 4, 
                                         1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 0, 0, 0, 0, 0};
 
 // Goal: a successful answer lists every key as a 2.6 broker does, the four
-// served clamped to the codec's ranges (Produce from v3), the rest with
+// served up to the codec's newest version from the broker's own oldest
+// (Produce 0-8, not 3-8: librdkafka compresses with gzip, snappy or lz4
+// only if the range holds v0; a range past 8 is cut at 8), the rest with
 // 2.6's {0, latest}; v3 is flexible (compact arrays, tags), v1 is not.
 TEST(WireApiVersionsTest, V3ResponseLayoutAndClamping) {
   const RequestHeader h{18, 3, 9, "c"};
   auto req = NewRequest<ApiVersionsRequest>(9);
   auto r = NewResponse<ApiVersionsResponse>(*req);
-  r->api_keys = {{ApiKey::kProduce, 0, 8},
+  r->api_keys = {{ApiKey::kProduce, 0, 9},
                  {ApiKey::kMetadata, 0, 9},
                  {ApiKey::kApiVersions, 0, 3},
                  {ApiKey::kInitProducerId, 0, 3}};
   std::string v3 = "00000009 0000 33";  // correlation id, error, compact count 50 + 1
   std::string v1 = "00000009 0000 00000032";
   for (int key = 0; key < 50; ++key) {
-    const int lo = key == 0 ? 3 : 0;
     const std::string entry =
-        absl::StrFormat("%04x %04x %04x", key, lo, static_cast<int>(kKafka26Latest[key]));
+        absl::StrFormat("%04x %04x %04x", key, 0, static_cast<int>(kKafka26Latest[key]));
     v3 += " " + entry + " 00";
     v1 += " " + entry;
   }
@@ -453,15 +454,25 @@ TEST(WireProduceTest, CrcMismatchIsCorruptMessage) {
   EXPECT_EQ(Edited([](std::string& s) { s[12] = 0; }, false).invalid, ErrorCode::NONE);
 }
 
-// Goal: each compression codec is UNSUPPORTED_COMPRESSION_TYPE, named.
-TEST(WireProduceTest, CompressedIsUnsupportedCompressionType) {
+// Goal: a batch marked compressed whose body is not that codec's stream is
+// CORRUPT_MESSAGE, named (compression_test decodes real compressed ones);
+// codecs 5-7 do not exist; zstd below Produce v7 is
+// UNSUPPORTED_COMPRESSION_TYPE, as ProduceRequest.validateRecords says.
+TEST(WireProduceTest, BadlyCompressedIsCorruptMessage) {
   const RecordBatch gzip = Edited([](std::string& s) { s[22] = 1; });
-  EXPECT_EQ(gzip.invalid, kUnsupportedCompressionType);
-  EXPECT_EQ(gzip.invalid_why, "compression gzip (codec 1) is not served");
+  EXPECT_EQ(gzip.invalid, ErrorCode::CORRUPT_MESSAGE);
+  EXPECT_EQ(gzip.invalid_why.rfind("gzip: ", 0), 0u) << gzip.invalid_why;
   EXPECT_TRUE(gzip.records.empty());
-  EXPECT_EQ(Edited([](std::string& s) { s[22] = 2; }).invalid_why,
-            "compression snappy (codec 2) is not served");
-  EXPECT_EQ(Edited([](std::string& s) { s[22] = 4; }).invalid, kUnsupportedCompressionType);
+  EXPECT_EQ(Edited([](std::string& s) { s[22] = 2; }).invalid_why.rfind("snappy: ", 0), 0u);
+  EXPECT_EQ(Edited([](std::string& s) { s[22] = 3; }).invalid, ErrorCode::CORRUPT_MESSAGE);
+  EXPECT_EQ(Edited([](std::string& s) { s[22] = 4; }).invalid, ErrorCode::CORRUPT_MESSAGE);
+  EXPECT_EQ(Edited([](std::string& s) { s[22] = 5; }).invalid_why,
+            "compression codec 5 does not exist");
+  std::string batch = WithCrc(FromHex(kBatchHex));
+  batch[22] = 4;
+  absl::StatusOr<DecodedRequest> d = DecodeRequest(ProduceRequestBytes(3, WithCrc(batch)));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(OnlyBatch(d).invalid, kUnsupportedCompressionType);
 }
 
 // Goal: each of Kafka's INVALID_RECORD rules for a client batch fires.
@@ -582,7 +593,9 @@ TEST(WireCorpusTest, SeedsDecodeAsNamed) {
       {"metadata-v9-sarama-all", 1},    {"metadata-v9-one-topic", 1},
       {"initproducerid-v0", 1},         {"initproducerid-v3-sarama", 1},
       {"produce-v3-one-record", 1},     {"produce-v7-two-records-prodsim-id", 1},
-      {"produce-v8-gzip", 1},           {"fetch-v11-not-served", 0},
+      {"produce-v8-gzip-flag-plain-body", 1}, {"fetch-v11-not-served", 0},
+      {"produce-v8-gzip-three-records", 1},   {"produce-v8-snappy-three-records", 1},
+      {"produce-v8-lz4-three-records", 1},    {"produce-v8-zstd-three-records", 1},
       {"connection-sarama-1.42.1", 4},
   };
   for (const auto& [name, messages] : seeds) {
@@ -605,8 +618,12 @@ TEST(WireCorpusTest, SeedsDecodeAsNamed) {
       const auto& m = As<ProduceRequest>(d->message);
       ASSERT_EQ(m.batches.size(), 1u);
       const RecordBatch& b = m.batches.begin()->second;
-      EXPECT_EQ(b.invalid,
-                name == "produce-v8-gzip" ? kUnsupportedCompressionType : ErrorCode::NONE);
+      EXPECT_EQ(b.invalid, name == "produce-v8-gzip-flag-plain-body" ? ErrorCode::CORRUPT_MESSAGE
+                                                                     : ErrorCode::NONE)
+          << b.invalid_why;
+      if (name.ends_with("-three-records")) {
+        EXPECT_EQ(b.records.size(), 3u);
+      }
     }
     EXPECT_EQ(f.buffered(), 0u);
     EXPECT_EQ(decoded, messages);
