@@ -1,6 +1,8 @@
 #include "wire/child.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
@@ -24,6 +26,199 @@ namespace {
 bool SetNonBlocking(int fd) {
   const int flags = fcntl(fd, F_GETFL);
   return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
+}
+
+
+// --- The trial's keeper --------------------------------------------------------
+//
+// The process prodsim forks for a trial does not exec the client itself: it
+// keeps the trial, so that nothing the client starts outlives it, whatever
+// it does (a grandchild that calls setsid() leaves the process group, and
+// one that holds the client's stdout would keep the trial open to its
+// bound). Where it may (root: CAP_SYS_ADMIN) it makes a new PID namespace,
+// in which the client is process 1: when the client exits, or the keeper
+// dies, the kernel kills everything else in it. Everywhere it is also a
+// child subreaper (PR_SET_CHILD_SUBREAPER): what the client orphans is
+// re-parented to the keeper, which kills and reaps it when the client has
+// exited, then exits as the client did (its code, or its signal). SIGTERM
+// (Child::Kill) makes it kill the whole tree at once.
+//
+// Everything here runs between fork and exec in a copy of a multithreaded
+// process, so it uses system calls only (no malloc, no stdio).
+
+volatile sig_atomic_t g_keeper_stop = 0;
+void KeeperStop(int) { g_keeper_stop = 1; }
+
+// SIGKILL to every process whose parent is the keeper; the number sent.
+int KillKeeperChildren(pid_t keeper) {
+  const int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return 0;
+  int killed = 0;
+  alignas(8) char buf[8192];
+  for (;;) {
+    const long n = syscall(SYS_getdents64, dir, buf, sizeof buf);
+    if (n <= 0) break;
+    for (long at = 0; at < n;) {
+      const auto* d = reinterpret_cast<const struct dirent64*>(buf + at);
+      at += d->d_reclen;
+      pid_t pid = 0;
+      bool digits = d->d_name[0] != '\0';
+      for (const char* c = d->d_name; *c != '\0'; ++c) {
+        if (*c < '0' || *c > '9') digits = false;
+        else pid = pid * 10 + (*c - '0');
+      }
+      if (!digits || pid == keeper) continue;
+      // /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces
+      // and parentheses, so the ppid is read after the last ')'.
+      char path[64] = "/proc/";
+      size_t len = 6;
+      for (const char* c = d->d_name; *c != '\0' && len < sizeof path - 6; ++c) path[len++] = *c;
+      for (const char* c = "/stat"; *c != '\0'; ++c) path[len++] = *c;
+      path[len] = '\0';
+      const int fd = open(path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      char stat[512];
+      const ssize_t got = read(fd, stat, sizeof stat - 1);
+      close(fd);
+      if (got <= 0) continue;
+      ssize_t close_paren = -1;
+      for (ssize_t i = 0; i < got; ++i) {
+        if (stat[i] == ')') close_paren = i;
+      }
+      if (close_paren < 0 || close_paren + 4 >= got) continue;
+      pid_t ppid = 0;
+      for (ssize_t i = close_paren + 4; i < got && stat[i] >= '0' && stat[i] <= '9'; ++i) {
+        ppid = ppid * 10 + (stat[i] - '0');
+      }
+      if (ppid == keeper && kill(pid, SIGKILL) == 0) ++killed;
+    }
+  }
+  close(dir);
+  return killed;
+}
+
+// Kills the keeper's children until it has none, reaping each.
+void EndTree(pid_t keeper, pid_t client) {
+  if (client > 0) kill(-client, SIGKILL);  // the client's own group first
+  for (;;) {
+    KillKeeperChildren(keeper);
+    int status = 0;
+    const pid_t r = waitpid(-1, &status, 0);
+    if (r < 0 && errno == ECHILD) return;
+  }
+}
+
+// The client, in the keeper's fork: killed when its parent dies, in a
+// process group of its own (Kill reaches the group), SIGTERM as any
+// program has it. Writes its errno to `exec_status` if exec fails.
+[[noreturn]] void ExecClient(char* const* argv, char* const* envp, int exec_status) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  setpgid(0, 0);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGTERM, &dfl, nullptr);
+  execvpe(argv[0], argv, envp);
+  const int e = errno;
+  [[maybe_unused]] const ssize_t w = write(exec_status, &e, sizeof e);
+  _exit(127);
+}
+
+// Exits as a process with wait status `status` ended: its exit code, or
+// dying of its signal (the keeper is never a namespace's process 1, whose
+// own signals the kernel would ignore).
+[[noreturn]] void ExitAs(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, nullptr);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, sig);
+    sigprocmask(SIG_UNBLOCK, &only, nullptr);
+    kill(getpid(), sig);
+    _exit(128 + sig);  // a signal that does not end a process
+  }
+  _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
+}
+
+// Waits for `pid`, reaping whatever else ends meanwhile (orphans
+// re-parented to this subreaper, or to a namespace's process 1); its wait
+// status, or -1 when SIGTERM came first.
+int WaitFor(pid_t pid) {
+  for (;;) {
+    if (g_keeper_stop) return -1;
+    int status = 0;
+    const pid_t r = waitpid(-1, &status, 0);
+    if (r == pid) return status;
+    if (r < 0 && errno == ECHILD) return 0;  // cannot happen: `pid` is ours
+  }
+}
+
+// In a PID namespace of its own: its process 1 starts the client and, once
+// the client has ended, hands its wait status to the keeper and exits,
+// which makes the kernel kill everything else in the namespace; SIGTERM
+// kills process 1, with the same effect. The client is never process 1
+// itself: signals it sends itself, SIGPIPE among them, would be ignored.
+[[noreturn]] void KeepInNamespace(char* const* argv, char* const* envp, int exec_status) {
+  int status_pipe[2];
+  if (pipe2(status_pipe, O_CLOEXEC) != 0) _exit(127);
+  const pid_t init = fork();
+  if (init < 0) _exit(127);
+  if (init == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    close(status_pipe[0]);
+    const pid_t client = fork();
+    if (client < 0) _exit(127);
+    if (client == 0) ExecClient(argv, envp, exec_status);
+    close(exec_status);
+    for (int fd = 0; fd <= 2; ++fd) close(fd);
+    const int status = WaitFor(client);
+    [[maybe_unused]] const ssize_t w = write(status_pipe[1], &status, sizeof status);
+    _exit(0);
+  }
+  close(status_pipe[1]);
+  close(exec_status);
+  for (int fd = 0; fd <= 2; ++fd) close(fd);
+  if (WaitFor(init) < 0) {
+    kill(init, SIGKILL);  // the namespace dies with its process 1
+    int ignored = 0;
+    waitpid(init, &ignored, 0);
+    kill(getpid(), SIGKILL);
+  }
+  int status = 0;
+  if (read(status_pipe[0], &status, sizeof status) != sizeof status) status = SIGKILL;
+  ExitAs(status);
+}
+
+// Without a namespace: the keeper is the client's subreaper, and kills and
+// reaps what the client left once it has ended.
+[[noreturn]] void KeepAsSubreaper(char* const* argv, char* const* envp, int exec_status) {
+  const pid_t keeper = getpid();
+  const pid_t client = fork();
+  if (client < 0) _exit(127);
+  if (client == 0) {
+    if (getppid() != keeper) _exit(127);  // the keeper died before the prctl
+    ExecClient(argv, envp, exec_status);
+  }
+  close(exec_status);
+  for (int fd = 0; fd <= 2; ++fd) close(fd);
+  const int status = WaitFor(client);
+  if (status < 0) {
+    EndTree(keeper, client);
+    kill(keeper, SIGKILL);
+  }
+  EndTree(keeper, 0);
+  ExitAs(status);
+}
+
+[[noreturn]] void KeepTrial(char* const* argv, char* const* envp, int exec_status) {
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  struct sigaction stop {};
+  stop.sa_handler = KeeperStop;
+  sigaction(SIGTERM, &stop, nullptr);
+  if (unshare(CLONE_NEWPID) == 0) KeepInNamespace(argv, envp, exec_status);
+  KeepAsSubreaper(argv, envp, exec_status);
 }
 
 }  // namespace
@@ -93,10 +288,7 @@ absl::StatusOr<std::unique_ptr<Child>> Child::Start(EventLoop& loop, const Spec&
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
-    execvpe(args[0], args.data(), envp.data());
-    const int e = errno;
-    [[maybe_unused]] const ssize_t w = write(exec_status[1], &e, sizeof e);
-    _exit(127);
+    KeepTrial(args.data(), envp.data(), exec_status[1]);  // never returns
   }
   close(exec_status[1]);
   int exec_errno = 0;
@@ -137,13 +329,21 @@ absl::StatusOr<std::unique_ptr<Child>> Child::Start(EventLoop& loop, const Spec&
 }
 
 Child::~Child() {
-  if (!exited_) {
+  if (!exited_ && pid_ > 0) {
     Kill();
+    // The keeper ends the client's tree and exits at once; a keeper that
+    // has not within a second is killed (its client dies with it).
     int status = 0;
-    waitpid(pid_, &status, 0);
+    pid_t r = 0;
+    for (int i = 0; i < 100 && r == 0; ++i) {
+      r = waitpid(pid_, &status, WNOHANG);
+      if (r == 0) usleep(10000);
+    }
+    if (r == 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status, 0);
+    }
   }
-  // Whatever the client left in its group (a helper process it forked).
-  if (pid_ > 0) kill(-pid_, SIGKILL);
   for (int* fd : {&stdin_fd_, &stdout_fd_, &stderr_fd_, &pidfd_}) CloseFd(fd);
 }
 
@@ -173,8 +373,8 @@ bool Child::Poll() {
 void Child::Kill() {
   if (exited_ || pid_ <= 0) return;
   killed_ = true;
-  kill(-pid_, SIGKILL);
-  kill(pid_, SIGKILL);
+  // The keeper kills the client's whole tree and then itself (KeepTrial).
+  kill(pid_, SIGTERM);
 }
 
 void Child::OnStdin() {

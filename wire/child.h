@@ -2,10 +2,15 @@
 // group, fed its job on stdin, read line by line on stdout, its stderr kept
 // (the last kStderrKeptBytes), and always gone when the Child is.
 //
-// Nothing is left behind: the child runs in a new process group and asks
-// the kernel to kill it if prodsim dies (PR_SET_PDEATHSIG); Kill() sends
-// SIGKILL to the whole group, and the destructor kills and reaps. The
-// pipes are non-blocking and served by the EventLoop.
+// Nothing is left behind: prodsim forks a keeper for the trial, which the
+// kernel kills if prodsim dies (PR_SET_PDEATHSIG), and the keeper starts
+// the client in a PID namespace of its own where it may (root), as a child
+// subreaper everywhere: whatever the client starts, even in a session of
+// its own, is killed and reaped when the client exits or is killed, and
+// the keeper then exits as the client did (child.cc, KeepTrial). Kill()
+// asks the keeper to end the tree; the destructor kills and reaps. The
+// pipes are non-blocking and served by the EventLoop; a grandchild that
+// held the client's stdout is gone with the client, so the read side ends.
 #ifndef PRODSIM_WIRE_CHILD_H_
 #define PRODSIM_WIRE_CHILD_H_
 

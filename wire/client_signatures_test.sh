@@ -42,7 +42,7 @@ grep -q "answered as a duplicate (request ids=2)" "$out/sequence-reuse/trial-1-h
 # is shrunk over the wire (kept while 2 of 2 trials fail the same way), and
 # prodsim shrink --client does the same for one file.
 "$prodsim" explore --base="$file" --client="$fake sequence-reuse" --runs=6 --keep-going \
-  --out="$out/explore" --shrink-trials=2 --shrink-needed=2 --shrink-time=60s >"$out/explore.log" 2>&1
+  --out="$out/explore" --shrink-trials=2 --shrink-needed=2 --shrink-time=15s >"$out/explore.log" 2>&1
 if grep -q "found: seed [0-9]*: safety \[acked-are-durable\] sequence-reuse@fake client=fake" "$out/explore.log" &&
    grep -q 'signature = "sequence-reuse@fake"' "$out/explore/new-sequence-reuse.toml" &&
    ls "$out"/explore/*-history.txt >/dev/null 2>&1; then

@@ -12,10 +12,19 @@ fail=0
 export FAKE_PORTS_FILE=$(mktemp)
 trap 'rm -f "$FAKE_PORTS_FILE"' EXIT
 for pair in hang:client-hung crash:client-crashed exit-early:client-exited-early \
-            garbage:client-output-garbage malformed-frame:client-malformed-frame; do
+            escape:client-exited-early garbage:client-output-garbage \
+            malformed-frame:client-malformed-frame; do
   mode=${pair%%:*} check=${pair#*:}
+  started=$(date +%s%N)
   out=$(timeout 60 "$prodsim" real "$scenario" --client="bash $fake $mode" --bound=5s 2>&1)
   rc=$?
+  took_ms=$(( ($(date +%s%N) - started) / 1000000 ))
+  # A grandchild that kept the client's stdout open must not keep the
+  # trial to its bound.
+  if [[ $mode == escape ]] && ((took_ms >= 4000)); then
+    echo "FAIL escape: the trial took ${took_ms} ms, to its bound"
+    fail=1
+  fi
   if [[ $rc -ne 5 ]] || ! grep -q "client-failure \[$check\]" <<<"$out"; then
     echo "FAIL $mode: exit $rc, expected 5 and client-failure [$check]:"
     echo "$out"
@@ -23,9 +32,9 @@ for pair in hang:client-hung crash:client-crashed exit-early:client-exited-early
   else
     echo "ok   $mode: client-failure [$check]"
   fi
-  if pgrep -f "$fake $mode" >/dev/null || pgrep -f "sleep 1000" >/dev/null; then
+  if pgrep -f "$fake $mode" >/dev/null || pgrep -f "sleep 100[01]" >/dev/null; then
     echo "FAIL $mode: a client process is left behind:"
-    pgrep -af "$fake|sleep 1000"
+    pgrep -af "$fake|sleep 100[01]"
     fail=1
   fi
 done

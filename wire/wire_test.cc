@@ -2,11 +2,14 @@
 // table, the event loop, the child process (nothing left behind), and the
 // bridge with a raw Kafka client on a real socket.
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -156,34 +159,72 @@ TEST(Child, AProgramThatCannotRunIsAnErrorNotAChild) {
   EXPECT_THAT(c.status().message(), HasSubstr("cannot execute /nonexistent/prodsim-client"));
 }
 
+// Whether a live (not zombie) process has exactly `argv` as its command
+// line (/proc/PID/cmdline, NUL-separated).
+bool Running(const std::vector<std::string>& argv) {
+  std::string want;
+  for (const std::string& a : argv) want += a + '\0';
+  DIR* dir = opendir("/proc");
+  if (dir == nullptr) return false;
+  bool found = false;
+  while (dirent* d = readdir(dir)) {
+    const std::string proc = std::string("/proc/") + d->d_name;
+    std::ifstream cmdline(proc + "/cmdline", std::ios::binary);
+    const std::string got((std::istreambuf_iterator<char>(cmdline)), {});
+    if (got != want) continue;
+    std::ifstream stat(proc + "/stat");
+    const std::string line((std::istreambuf_iterator<char>(stat)), {});
+    if (line.find(") Z") == std::string::npos) found = true;
+  }
+  closedir(dir);
+  return found;
+}
+
+// Waits up to 2 s for no process to run `argv`.
+bool GoneSoon(const std::vector<std::string>& argv) {
+  for (int i = 0; i < 200; ++i) {
+    if (!Running(argv)) return true;
+    usleep(10000);
+  }
+  return false;
+}
+
+// The client forks a grandchild that would outlive it; both must go when
+// the Child is destroyed (its keeper ends the client's tree).
 TEST(Child, KillEndsTheWholeProcessGroup) {
   EventLoop loop;
   std::vector<std::string> lines;
-  // The client forks a grandchild that would outlive it; both must go.
+  const std::vector<std::string> grandchild = {"sleep", "31.25"};
   absl::StatusOr<std::unique_ptr<Child>> c =
-      Child::Start(loop, {{"/bin/sh", "-c", "sleep 30 & echo $!; wait"}, "", {}},
+      Child::Start(loop, {{"/bin/sh", "-c", "sleep 31.25 & echo started; wait"}, "", {}},
                    [&](std::string l) { lines.push_back(std::move(l)); });
   ASSERT_TRUE(c.ok()) << c.status();
   RunUntil(loop, [&] { return !lines.empty(); });
   ASSERT_EQ(lines.size(), 1u);
-  const pid_t grandchild = std::stoi(lines[0]);
+  // `echo` may run before the forked shell has exec'd sleep.
+  for (int i = 0; i < 200 && !Running(grandchild); ++i) usleep(10000);
+  ASSERT_TRUE(Running(grandchild));
   const pid_t pid = (*c)->pid();
   c->reset();  // the destructor kills and reaps
   EXPECT_NE(kill(pid, 0), 0);
-  // The grandchild was killed; it may linger as a zombie of init for a
-  // moment, so wait for it to be gone from /proc or be a zombie.
-  bool gone = false;
-  for (int i = 0; i < 200 && !gone; ++i) {
-    std::string stat;
-    if (FILE* f = fopen(("/proc/" + std::to_string(grandchild) + "/stat").c_str(), "r")) {
-      char buf[512] = {};
-      if (fgets(buf, sizeof buf, f) != nullptr) stat = buf;
-      fclose(f);
-    }
-    gone = stat.empty() || stat.find(") Z") != std::string::npos;
-    if (!gone) usleep(10000);
-  }
-  EXPECT_TRUE(gone) << "grandchild " << grandchild << " still runs";
+  EXPECT_TRUE(GoneSoon(grandchild)) << "the grandchild still runs";
+}
+
+// A grandchild in a session of its own (setsid), holding the client's
+// stdout: when the client exits, it is killed too and the stdout ends, so
+// the trial is not held open to its bound.
+TEST(Child, NothingTheClientStartsOutlivesIt) {
+  EventLoop loop;
+  std::vector<std::string> lines;
+  const std::vector<std::string> grandchild = {"sleep", "32.25"};
+  absl::StatusOr<std::unique_ptr<Child>> c = Child::Start(
+      loop, {{"/bin/sh", "-c", "setsid sleep 32.25 & echo started; exit 0"}, "", {}},
+      [&](std::string l) { lines.push_back(std::move(l)); });
+  ASSERT_TRUE(c.ok()) << c.status();
+  RunUntil(loop, [&] { return (*c)->stdout_closed() && (*c)->Poll(); });
+  EXPECT_EQ((*c)->exit_code(), 0);
+  EXPECT_TRUE(GoneSoon(grandchild)) << "the setsid grandchild outlived the client";
+  c->reset();
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A client driver that misbehaves on purpose, for wire/misbehaving_clients_test.sh:
 #   fake_client.sh MODE    (the job line arrives on stdin)
-# MODE: hang | crash | exit-early | garbage | malformed-frame | fail-start
+# MODE: hang | crash | exit-early | escape | garbage | malformed-frame | fail-start
 set -u
 read -r job
 bootstrap=$(printf '%s' "$job" | sed -E 's/.*"bootstrap":"([^",]*).*/\1/')
@@ -17,6 +17,13 @@ case ${1:-} in
     echo "$start"
     kill -SEGV $$ ;;
   exit-early)
+    echo "$start"
+    echo '{"event":"produce","id":1,"topic":"t","key":"key-0","t_us":2}'
+    exit 0 ;;
+  escape)
+    # A grandchild in a session of its own, holding the client's stdout:
+    # it must neither outlive the trial nor keep it open to its bound.
+    setsid sleep 1001 &
     echo "$start"
     echo '{"event":"produce","id":1,"topic":"t","key":"key-0","t_us":2}'
     exit 0 ;;
