@@ -873,7 +873,9 @@ Signature Chain::Done(std::string_view mechanism, std::string_view function) {
 
 std::string DebugSteps(const RunRecord& r) {
   std::string out;
-  for (const ProducerStep& s : r.producer.steps) absl::StrAppend(&out, StepText(s), "\n");
+  for (const ProducerStep* s : sarama::StepsInTimeOrder(r.producer)) {
+    absl::StrAppend(&out, StepText(*s), "\n");
+  }
   return out;
 }
 

@@ -780,9 +780,10 @@ sim::Task<void> BrokerProducer::Bridge(BrokerProducerPtr bp) {
     }
     const size_t last_step = steps != nullptr ? steps->size() : 0;
     Error err = co_await bp->broker->AsyncProduce(request, cb);
+    // Other tasks record steps while AsyncProduce waits; none erases one,
+    // so this request's steps are still at first_step..last_step.
     if (steps != nullptr && err) {
-      steps->erase(steps->begin() + static_cast<ptrdiff_t>(first_step),
-                   steps->begin() + static_cast<ptrdiff_t>(last_step));
+      for (size_t i = first_step; i < last_step; ++i) (*steps)[i].withdrawn = true;
     } else if (steps != nullptr) {
       for (size_t i = first_step; i < last_step; ++i) {
         (*steps)[i].correlation_id = request->correlation_id;

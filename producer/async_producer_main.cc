@@ -526,9 +526,10 @@ sim::Task<void> BrokerProducer::HandleErrorMain(std::shared_ptr<ProduceSet> sent
 
 namespace {
 
-// The retryBatch step recorded at `index` when the batch was offered. The
-// steps recorded since may have moved it down (the bridge erases the send
-// steps of a request it could not write), never up: look from there back.
+// The retryBatch step recorded at `index` when the batch was offered. No
+// step is ever erased (a request the bridge could not write has its steps
+// withdrawn in place), so it is there; it is checked all the same, from
+// there back.
 ProducerStep& OfferedStep(std::vector<ProducerStep>& steps, size_t index, sim::Time at,
                           const std::string& topic, int32_t partition, uint64_t first_id) {
   for (size_t i = std::min(index + 1, steps.size()); i-- > 0;) {

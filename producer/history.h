@@ -87,6 +87,10 @@ struct ProducerStep {
   int retries = 0;
   kafka::ErrorCode code = kafka::ErrorCode::NONE;
   std::string error;
+  // A send step of a request the bridge could not write (Broker.
+  // AsyncProduce failed before the write): kept in place, so that no step
+  // recorded meanwhile moves, and left out of StepsInTimeOrder.
+  bool withdrawn = false;
 };
 
 struct ProducerHistory {
@@ -102,7 +106,9 @@ struct ProducerHistory {
 inline std::vector<const ProducerStep*> StepsInTimeOrder(const ProducerHistory& h) {
   std::vector<const ProducerStep*> out;
   out.reserve(h.steps.size());
-  for (const ProducerStep& s : h.steps) out.push_back(&s);
+  for (const ProducerStep& s : h.steps) {
+    if (!s.withdrawn) out.push_back(&s);
+  }
   std::stable_sort(out.begin(), out.end(),
                    [](const ProducerStep* a, const ProducerStep* b) { return a->at < b->at; });
   return out;
