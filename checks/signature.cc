@@ -111,6 +111,10 @@ bool SamePartition(const ProducerStep& s, const Subject& subj) {
   return s.topic == subj.topic && s.partition == subj.partition;
 }
 
+bool SamePartition(const ProducerStep& s, const ProducerStep& t) {
+  return s.topic == t.topic && s.partition == t.partition;
+}
+
 bool Failed(const ProducerStep& answer) {
   return !answer.error.empty() || (answer.code != kafka::ErrorCode::NONE &&
                                    answer.code != kafka::ErrorCode::DUPLICATE_SEQUENCE_NUMBER);
@@ -189,6 +193,14 @@ const ProducerStep* LastOf(const Context& c, StepKind kind, uint64_t id, sim::Ti
     if (s->kind == kind && Contains(s->ids, id)) found = s;
   }
   return found;
+}
+
+// The subject's request: the one its answer names, or else the last that
+// carried its first message before the violation.
+const ProducerStep* SubjectSend(const Context& c) {
+  if (c.subject_send != nullptr) return c.subject_send;
+  if (c.subject.ids.empty()) return nullptr;
+  return LastOf(c, StepKind::kSend, c.subject.ids.front(), c.subject.at);
 }
 
 bool AppendedByLeader(const RunRecord& r, uint64_t id, sim::Time until) {
@@ -467,13 +479,61 @@ std::optional<Signature> DuplicateOfOtherAcked(const Context& c) {
   return std::nullopt;
 }
 
+// The last failed attempt of `resend`'s batch before it: a send of the
+// same partition, epoch and first sequence, with messages in common, whose
+// answer failed before the resend.
+const ProducerStep* FailedAttemptOf(const Context& c, const ProducerStep& resend) {
+  const ProducerStep* found = nullptr;
+  for (const ProducerStep* s : c.steps) {
+    if (s->at >= resend.at) break;
+    if (s->kind != StepKind::kSend || !SamePartition(*s, resend) || s->epoch != resend.epoch ||
+        s->first_seq != resend.first_seq || !Intersects(s->ids, resend.ids)) {
+      continue;
+    }
+    const ProducerStep* answer = AnswerTo(c, *s);
+    if (answer != nullptr && Failed(*answer) && answer->at <= resend.at) found = s;
+  }
+  return found;
+}
+
+// retry-overtaken (idempotent), seen from the earlier batch: the subject is
+// the resend of a batch whose attempt failed, and a later batch of the
+// partition (higher sequences, same epoch) was written after that failure
+// and before the resend, so the broker acknowledged (or refused) them out
+// of order. The later batch's write on the wire together with the failed
+// attempt is two-in-flight, which that rule names.
+std::optional<Signature> OvertakenWhileWaiting(const Context& c) {
+  const ProducerStep* resend = SubjectSend(c);
+  if (resend == nullptr || resend->first_seq < 0) return std::nullopt;
+  const ProducerStep* failed = FailedAttemptOf(c, *resend);
+  if (failed == nullptr) return std::nullopt;
+  const ProducerStep* answer = AnswerTo(c, *failed);
+  const int32_t last = resend->first_seq + static_cast<int32_t>(resend->ids.size()) - 1;
+  for (const ProducerStep* b : c.steps) {
+    if (b->at >= resend->at) break;
+    if (b->kind != StepKind::kSend || b->at <= answer->at || !SamePartition(*b, *resend) ||
+        b->epoch != resend->epoch || b->first_seq <= last || Intersects(b->ids, resend->ids)) {
+      continue;
+    }
+    const ProducerStep* via = LastOf(c, StepKind::kRetryBatch, resend->ids.front(), resend->at);
+    if (via != nullptr && via->at < answer->at) via = nullptr;
+    Chain chain(c);
+    chain.Step(failed).Step(answer).Step(b).Step(AnswerTo(c, *b)).Step(via).Step(resend);
+    return chain.Done("retry-overtaken",
+                      via != nullptr ? "asyncProducer.retryBatch" : "asyncProducer.retryMessages");
+  }
+  return std::nullopt;
+}
+
 // retry-overtaken (idempotent): a later batch of the partition is written
 // while an earlier one, whose attempt failed, waits for its resend (1.42.1's
 // retryBatch resends each batch from its own goroutine, so they race; a
 // transport error sends them through retryMessages): the broker sees the
 // sequences out of order, or acknowledges them out of order. When the
 // earlier attempt and one of the later batch's were on the wire together
-// (MaxOpenRequests=1 notwithstanding), it is two-in-flight.
+// (MaxOpenRequests=1 notwithstanding), it is two-in-flight. The earlier
+// attempt may have failed before it was written (its answer step then has
+// no correlation id), and the later batch went out on a new connection.
 std::optional<Signature> ResendOvertaken(const Context& c) {
   const ProducerStep* b = c.subject_send;
   if (b == nullptr && !c.subject.ids.empty()) {
@@ -486,12 +546,15 @@ std::optional<Signature> ResendOvertaken(const Context& c) {
   const auto b_at = index(b);
   for (auto i = decltype(b_at){0}; i < b_at; ++i) {
     const ProducerStep* a = c.steps[static_cast<size_t>(i)];
-    if (a->kind != StepKind::kSend || a->topic != b->topic || a->partition != b->partition ||
-        a->epoch != b->epoch || a->first_seq < 0 ||
+    // An attempt that never reached the wire (Broker.AsyncProduce failed:
+    // not connected) has only its failure, which stands for its send.
+    const bool unsent = a->kind == StepKind::kAnswer && a->correlation_id < 0 && Failed(*a);
+    if ((a->kind != StepKind::kSend && !unsent) || a->topic != b->topic ||
+        a->partition != b->partition || a->epoch != b->epoch || a->first_seq < 0 ||
         a->first_seq + static_cast<int32_t>(a->ids.size()) - 1 >= b->first_seq) {
       continue;
     }
-    const ProducerStep* answer = AnswerTo(c, *a);
+    const ProducerStep* answer = unsent ? a : AnswerTo(c, *a);
     if (answer == nullptr || !Failed(*answer) || index(answer) > b_at) continue;
     if (ResolvedBefore(c, a->ids.front(), b->at)) continue;
     // Was an attempt of the later batch on the wire with the failed one?
@@ -512,7 +575,7 @@ std::optional<Signature> ResendOvertaken(const Context& c) {
     return chain.Done("retry-overtaken",
                       via != nullptr ? "asyncProducer.retryBatch" : "asyncProducer.retryMessages");
   }
-  return std::nullopt;
+  return OvertakenWhileWaiting(c);
 }
 
 // retry-overtaken: without idempotence, a message whose request failed is
