@@ -297,6 +297,40 @@ std::optional<Signature> UnsequencedRetryFlush(const Context& c) {
   return std::nullopt;
 }
 
+// Whether the broker refused `a` (`answer`: nothing written) and `a`'s
+// sequences come just before `b`'s under the same epoch: `b` then arrives
+// with a gap and is refused as out of order, because of `a`.
+bool RefusedAhead(const ProducerStep& a, const ProducerStep& b, const ProducerStep& answer) {
+  using kafka::ErrorCode;
+  const bool written = answer.code == ErrorCode::REQUEST_TIMED_OUT ||
+                       answer.code == ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+  const bool refused = answer.error.empty() && Failed(answer) && !written;
+  return refused && a.first_seq >= 0 && a.epoch == b.epoch &&
+         a.first_seq + static_cast<int32_t>(a.ids.size()) == b.first_seq;
+}
+
+// Whether the violation is about what the partition sent after the first
+// of two requests on the wire together (`a`, then `b`) failed (`answer`):
+// `b`'s own answer (the broker refused it because `a`, ahead of it, was not
+// written, whenever the producer heard of `a`'s failure), their messages,
+// a request that resent them (regrouped behind others by retryMessages),
+// or a request of later sequences written while `b` was still unanswered
+// (it overtook `b`, which the old leader still held).
+bool AfterTheFirstFailed(const Context& c, const ProducerStep& a, const ProducerStep& b,
+                         const ProducerStep& answer) {
+  if (c.subject_send == &b && RefusedAhead(a, b, answer)) return true;
+  // The first one's failure comes before the violation (not the failure itself).
+  if (answer.at >= c.subject.at) return false;
+  if (c.subject_send != nullptr && c.subject_send->at <= answer.at) return false;
+  if (Intersects(c.subject.ids, a.ids) || Intersects(c.subject.ids, b.ids)) return true;
+  const ProducerStep* sent = SubjectSend(c);
+  if (sent == nullptr || sent->at <= answer.at || !SamePartition(*sent, c.subject)) return false;
+  if (Intersects(sent->ids, a.ids) || Intersects(sent->ids, b.ids)) return true;
+  const ProducerStep* b_answer = AnswerTo(c, b);
+  const bool b_pending = b_answer == nullptr || b_answer->at > sent->at;
+  return b_pending && b.first_seq >= 0 && sent->epoch == b.epoch && sent->first_seq > b.first_seq;
+}
+
 // two-in-flight: with Net.MaxOpenRequests=1 a second request for the
 // partition went on the wire while the first was unanswered (Broker.
 // AsyncProduce hands the responseReceiver the first promise at once, so
@@ -317,13 +351,12 @@ std::optional<Signature> TwoInFlight(const Context& c) {
           !SamePartition(*b, c.subject)) {
         continue;
       }
-      if (!Intersects(c.subject.ids, a->ids) && !Intersects(c.subject.ids, b->ids)) continue;
-      // The first one's failure comes before the violation, which is about
-      // what was sent after it (not that failure itself).
-      if (answer->at >= c.subject.at) continue;
-      if (c.subject_send != nullptr && c.subject_send->at <= answer->at) continue;
+      if (!AfterTheFirstFailed(c, *a, *b, *answer)) continue;
       Chain chain(c);
       chain.Step(a).Step(b).Step(answer).Step(AnswerTo(c, *b));
+      if (const ProducerStep* sent = SubjectSend(c); sent != nullptr && sent->at > answer->at) {
+        chain.Step(sent);
+      }
       // The resends after the failure, up to the subject.
       for (const ProducerStep* s : c.steps) {
         if (s->at > c.subject.at) break;
