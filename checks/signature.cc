@@ -217,6 +217,42 @@ const ProducerStep* BumpAfter(const Context& c, sim::Time from, uint64_t cause) 
   return nullptr;
 }
 
+// A leader's append, as a chain line.
+std::string AppendText(const kafka::AppendEvent& a) {
+  return absl::StrCat("broker ", a.broker.value, " appends ", a.tp.ToString(), " ids ",
+                      Ids(a.record_ids), " ",
+                      SeqText(a.epoch.value, a.first_seq.value, a.record_ids.size()));
+}
+
+// For a request the broker refused as out of order: the batch a leader
+// wrote before the violation on `send`'s partition, under its epoch and
+// with none of its messages, whose sequences reach `send`'s first. Its
+// first sequence and record count decide its span, so one message in it
+// that the partition's numbering did not count stretches it onto the next
+// batch's. The last such append, or nullptr.
+const kafka::AppendEvent* OverlappedBy(const Context& c, const ProducerStep& send) {
+  const ProducerStep* answer = send.first_seq >= 0 ? AnswerTo(c, send) : nullptr;
+  if (answer == nullptr || answer->code != kafka::ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER) {
+    return nullptr;
+  }
+  const kafka::AppendEvent* found = nullptr;
+  for (const kafka::AppendEvent& a : c.r.kafka.appends) {
+    if (!a.leader || a.at > c.subject.at || a.tp.topic != send.topic ||
+        a.tp.partition.value != send.partition || a.epoch.value != send.epoch) {
+      continue;
+    }
+    const bool reaches = a.first_seq.value <= send.first_seq && send.first_seq <= a.last_seq.value;
+    if (reaches && !Intersects(a.record_ids, send.ids)) found = &a;
+  }
+  return found;
+}
+
+// The request that carried message `id` into the append `a`.
+const ProducerStep* WrittenBy(const Context& c, uint64_t id, const kafka::AppendEvent& a) {
+  const ProducerStep* send = LastOf(c, StepKind::kSend, id, a.at);
+  return send != nullptr && send->broker == a.broker.value ? send : nullptr;
+}
+
 using Rule = std::optional<Signature> (*)(const Context&);
 
 // mock-dropped-response: a mock fault dropped a response on an open
@@ -275,26 +311,48 @@ std::optional<Signature> CloseDuringRetry(const Context& c) {
 // without one (v1.42.1): produceSet.add's assertion refuses it, or it goes
 // out under sequence 0, which another message of the epoch holds, and the
 // broker answers it as that message's duplicate.
+// The retry that raised the partition's retry level before `flush`.
+const ProducerStep* RetryBefore(const Context& c, const ProducerStep& flush) {
+  for (const ProducerStep* s : c.steps) {
+    if (s->at > flush.at) break;
+    if (s->kind == StepKind::kRetryMessage && SamePartition(*s, flush)) return s;
+  }
+  return nullptr;
+}
+
+// unsequenced-retry-flush, second form: a message flushed without a
+// sequence went out inside the batch written just before the subject's
+// request. The batch counts it in its span (first sequence plus records)
+// though the partition's numbering did not, so its span reaches the
+// subject's first sequence and the broker answers OUT_OF_ORDER.
+std::optional<Signature> UnsequencedInBatchBefore(const Context& c) {
+  const ProducerStep* send = SubjectSend(c);
+  const kafka::AppendEvent* a = send != nullptr ? OverlappedBy(c, *send) : nullptr;
+  if (a == nullptr) return std::nullopt;
+  for (uint64_t id : a->record_ids) {
+    const ProducerStep* flush = LastOf(c, StepKind::kFlushRetryBuffer, id, a->at);
+    if (flush == nullptr || flush->first_seq >= 0) continue;
+    Chain chain(c);
+    chain.Step(RetryBefore(c, *flush)).Step(flush).Step(WrittenBy(c, id, *a));
+    chain.Line(a->at, AppendText(*a));
+    chain.Step(send).Step(AnswerTo(c, *send));
+    return chain.Done("unsequenced-retry-flush", "partitionProducer.flushRetryBuffers");
+  }
+  return std::nullopt;
+}
+
 std::optional<Signature> UnsequencedRetryFlush(const Context& c) {
   for (uint64_t id : c.subject.ids) {
     const ProducerStep* flush = LastOf(c, StepKind::kFlushRetryBuffer, id, c.subject.at);
     if (flush == nullptr || flush->first_seq >= 0) continue;
     Chain chain(c);
-    // The retry that raised the partition's retry level.
-    for (const ProducerStep* s : c.steps) {
-      if (s->at > flush->at) break;
-      if (s->kind == StepKind::kRetryMessage && SamePartition(*s, c.subject)) {
-        chain.Step(s);
-        break;
-      }
-    }
-    chain.Step(flush);
+    chain.Step(RetryBefore(c, *flush)).Step(flush);
     chain.Step(LastOf(c, StepKind::kAssertion, id, c.subject.at));
     const ProducerStep* send = LastOf(c, StepKind::kSend, id, c.subject.at);
     if (send != nullptr && send->at >= flush->at) chain.Step(send).Step(AnswerTo(c, *send));
     return chain.Done("unsequenced-retry-flush", "partitionProducer.flushRetryBuffers");
   }
-  return std::nullopt;
+  return UnsequencedInBatchBefore(c);
 }
 
 // Whether the broker refused `a` (`answer`: nothing written) and `a`'s
@@ -396,6 +454,67 @@ bool ResolvedBefore(const Context& c, uint64_t id, sim::Time t) {
   return false;
 }
 
+// What shows the epoch a message's sequence number was given under: a step
+// about the message alone (retryMessage, flushRetryBuffers: they carry the
+// message's own epoch, where a request carries its batch's), or else its
+// acknowledgement (the epoch it was sent with, read before Sarama clears it).
+struct Numbering {
+  int16_t epoch = -1;
+  const ProducerStep* step = nullptr;
+  const sarama::AckEvent* ack = nullptr;
+};
+
+Numbering NumberedUnder(const Context& c, uint64_t id) {
+  for (const ProducerStep* s : c.steps) {
+    const bool own = s->kind == StepKind::kRetryMessage || s->kind == StepKind::kFlushRetryBuffer;
+    if (own && s->first_seq >= 0 && Contains(s->ids, id)) return {s->epoch, s, nullptr};
+  }
+  for (const sarama::AckEvent& a : c.r.producer.acks) {
+    if (a.id == id && a.has_sequence) return {a.producer_epoch, nullptr, &a};
+  }
+  return {};
+}
+
+// The first epoch bump past `epoch` before `until`: it reset the sequences
+// after every message numbered under `epoch` had its number.
+const ProducerStep* BumpPast(const Context& c, int16_t epoch, sim::Time until) {
+  for (const ProducerStep* s : c.steps) {
+    if (s->at > until) break;
+    if (s->kind == StepKind::kEpochBump && s->epoch > epoch) return s;
+  }
+  return nullptr;
+}
+
+// epoch-reset-in-flight, second form: a message numbered under an older
+// epoch, unresolved at the bump, went out inside the batch written just
+// before the subject's request, under the new epoch with its old number.
+// The batch's span (its first sequence plus its records) then runs past
+// the new epoch's numbering onto the subject's first sequence, and the
+// broker answers OUT_OF_ORDER.
+std::optional<Signature> OldNumberInBatchBefore(const Context& c) {
+  const ProducerStep* send = SubjectSend(c);
+  const kafka::AppendEvent* a = send != nullptr ? OverlappedBy(c, *send) : nullptr;
+  if (a == nullptr) return std::nullopt;
+  for (uint64_t id : a->record_ids) {
+    const Numbering numbered = NumberedUnder(c, id);
+    const ProducerStep* written = WrittenBy(c, id, *a);
+    if (numbered.epoch < 0 || written == nullptr || numbered.epoch >= a->epoch.value) continue;
+    const ProducerStep* bump = BumpPast(c, numbered.epoch, written->at);
+    if (bump == nullptr || ResolvedBefore(c, id, bump->at)) continue;
+    Chain chain(c);
+    chain.Step(numbered.step).Step(bump).Step(written).Line(a->at, AppendText(*a));
+    if (numbered.ack != nullptr) {
+      chain.Line(numbered.ack->at,
+                 absl::StrCat("ack id=", id, " reports epoch=", numbered.epoch, " seq=",
+                              numbered.ack->sequence, ": its number is from epoch ",
+                              numbered.epoch, ", its batch's epoch is ", a->epoch.value));
+    }
+    chain.Step(send).Step(AnswerTo(c, *send));
+    return chain.Done("epoch-reset-in-flight", "asyncProducer.bumpIdempotentProducerEpoch");
+  }
+  return std::nullopt;
+}
+
 // epoch-reset-in-flight: bumpIdempotentProducerEpoch (after one message's
 // failure) resets every partition's sequences while messages numbered
 // under the old epoch are still in flight or retrying; they go out again
@@ -447,7 +566,7 @@ std::optional<Signature> EpochResetInFlight(const Context& c) {
       }
     }
   }
-  return std::nullopt;
+  return OldNumberInBatchBefore(c);
 }
 
 // regrouped-retry: messages of a batch the broker wrote (its answer lost)
@@ -841,7 +960,7 @@ std::vector<MechanismInfo> Mechanisms() {
        "partition's sequences under messages still retrying"},
       {"unsequenced-retry-flush", "partitionProducer.flushRetryBuffers",
        "a message parked during a retry is flushed without a sequence number; produceSet.add's "
-       "assertion refuses it"},
+       "assertion refuses it, or its batch claims a sequence the next batch also has"},
       {"retry-overtaken", "asyncProducer.retryMessages | asyncProducer.retryBatch",
        "a failed message or batch is resent after a later one of its partition was written"},
       {"two-in-flight", "Broker.AsyncProduce",
