@@ -103,6 +103,11 @@ struct RunRecord {
   // the attempts; a real client's run has none).
   std::optional<sim::Duration> retry_backoff;
   int32_t retry_max = 0;
+  // Net.ReadTimeout of the model's producer: how long Broker.responseReceiver
+  // waits for an answer before it fails the connection. The close-hang
+  // signature needs it to tell a request nothing gave up on from one still
+  // within its deadline. Unset for a real client.
+  std::optional<sim::Duration> read_timeout;
 };
 
 }  // namespace checks

@@ -45,6 +45,8 @@ std::string SeqText(int16_t epoch, int32_t first_seq, size_t n) {
                       first_seq + static_cast<int32_t>(n) - 1);
 }
 
+double Seconds(sim::Duration d) { return static_cast<double>(d.nanos()) / 1e9; }
+
 std::string Where(const ProducerStep& s) { return absl::StrCat(s.topic, "/", s.partition); }
 
 std::string AnswerText(const ProducerStep& s) {
@@ -746,15 +748,61 @@ std::optional<Signature> RetryOvertaken(const Context& c) {
   return chain.Done("retry-overtaken", "asyncProducer.retryMessages");
 }
 
-// close-hang: Close did not return; a request the producer wrote was never
-// answered, and nothing gave up on it.
-std::optional<Signature> CloseHang(const Context& c) {
-  if (c.v.check != "liveness" || !c.r.close_called_at || c.r.close_returned_at) return std::nullopt;
+// The request an answer step answers: the last send before it with the
+// same broker, partition and correlation id.
+const ProducerStep* RequestOf(const Context& c, const ProducerStep& answer) {
+  const ProducerStep* found = nullptr;
   for (const ProducerStep* s : c.steps) {
-    if (s->kind != StepKind::kSend) continue;
-    if (AnswerTo(c, *s) != nullptr) continue;
+    if (s->at > answer.at) break;
+    if (s->kind == StepKind::kSend && s->broker == answer.broker &&
+        s->correlation_id == answer.correlation_id && s->topic == answer.topic &&
+        s->partition == answer.partition) {
+      found = s;
+    }
+  }
+  return found;
+}
+
+// Whether the producer heard from `send`'s broker after writing it: an
+// answer to it or to a request written after it, or a failure (a read that
+// timed out or a connection that broke fails every pending request, so its
+// answer steps carry an error). Answers to requests written before it do
+// not count: with MaxOpenRequests=1 they come back ahead of it.
+bool HeardAfter(const Context& c, const ProducerStep& send) {
+  for (const ProducerStep* s : c.steps) {
+    if (s->kind != StepKind::kAnswer || s->broker != send.broker || s->at < send.at) continue;
+    if (!s->error.empty()) return true;
+    const ProducerStep* request = RequestOf(c, *s);
+    if (request == nullptr || request->at >= send.at) return true;
+  }
+  return false;
+}
+
+// close-hang: Close did not return because a request the producer wrote
+// was never answered and nothing gave up on it: from its write to the end
+// of the run, much longer than Net.ReadTimeout, no answer and no failure
+// came from its broker (Broker.responseReceiver fails every pending request
+// when a read times out or the connection breaks). A deadlock is another
+// failure: the scheduler found nothing pending, so no read was waiting.
+std::optional<Signature> CloseHang(const Context& c) {
+  const RunRecord& r = c.r;
+  if (c.v.check != "liveness" || !r.close_called_at || r.close_returned_at ||
+      !r.read_timeout.has_value() || r.run.outcome == sim::Outcome::kDeadlock) {
+    return std::nullopt;
+  }
+  // Well past the deadline: a read that had one would have failed twice over.
+  const sim::Duration well_past = *r.read_timeout * 2;
+  for (const ProducerStep* s : c.steps) {
+    if (s->kind != StepKind::kSend || s->at + well_past > r.run.end_time) continue;
+    if (HeardAfter(c, *s)) continue;
     Chain chain(c);
-    chain.Step(s).Line(*c.r.close_called_at, "the application calls Close");
+    chain.Step(s).Line(*r.close_called_at, "the application calls Close");
+    chain.Line(r.run.end_time,
+               absl::StrFormat("nothing came back from broker %d for %.1fs after corr=%d was "
+                               "written (Net.ReadTimeout %.1fs): no answer, no read timeout, no "
+                               "broken connection",
+                               s->broker, Seconds(r.run.end_time - s->at), s->correlation_id,
+                               Seconds(*r.read_timeout)));
     return chain.Done("close-hang", "Broker.responseReceiver");
   }
   return std::nullopt;
@@ -940,6 +988,15 @@ Signature Classify(const RunRecord& r, const Violation& decisive) {
   return none;
 }
 
+std::vector<Signature> EveryRuleMatch(const RunRecord& r, const Violation& v) {
+  const Context c = MakeContext(r, v);
+  std::vector<Signature> out;
+  for (Rule rule : kRules) {
+    if (std::optional<Signature> sig = rule(c)) out.push_back(*std::move(sig));
+  }
+  return out;
+}
+
 std::vector<MechanismInfo> Mechanisms() {
   return {
       {"sequence-desync-fatal", "rd_kafka_handle_idempotent_Produce_error",
@@ -952,7 +1009,8 @@ std::vector<MechanismInfo> Mechanisms() {
        "a mock fault dropped a response on an open connection; the next answer's correlation id "
        "did not match"},
       {"close-hang", "Broker.responseReceiver",
-       "Close did not return: a request the producer wrote was never answered and nothing gave up"},
+       "Close did not return: a request the producer wrote was never answered, and nothing came "
+       "back from its broker for well past Net.ReadTimeout"},
       {"retry-without-backoff", "asyncProducer.retryBatch | partitionProducer.dispatch",
        "a message resent sooner than Retry.Backoff after its previous attempt"},
       {"close-during-retry", "asyncProducer.retryBatch",
