@@ -517,6 +517,25 @@ std::optional<Signature> OldNumberInBatchBefore(const Context& c) {
   return std::nullopt;
 }
 
+// Whether `bump` came from the failure of a message of `s`'s partition
+// numbered under `s`'s epoch before `s`'s first sequence: returnError bumps
+// so that no sequence goes on from a message the broker will never see,
+// and `s`, numbered before the bump, goes on from it all the same.
+// A hole only if no leader wrote the failed message: one written and
+// reported failed is written-reported-failed's.
+bool BehindTheHole(const Context& c, const ProducerStep& bump, const ProducerStep& s) {
+  if (!SamePartition(bump, s) || bump.ids.empty() || bump.first_seq < 0) return false;
+  if (AppendedByLeader(c.r, bump.ids.front(), c.subject.at)) return false;
+  return bump.first_seq < s.first_seq && SequencedUnder(c, bump.ids.front()) == s.epoch;
+}
+
+// Whether the violation is the broker refusing the subject's request.
+bool SubjectRefused(const Context& c) {
+  if (c.v.check == "no-broker-sequence-error") return true;
+  const ProducerStep* answer = c.subject_send != nullptr ? AnswerTo(c, *c.subject_send) : nullptr;
+  return answer != nullptr && answer->error.empty() && Failed(*answer);
+}
+
 // epoch-reset-in-flight: bumpIdempotentProducerEpoch (after one message's
 // failure) resets every partition's sequences while messages numbered
 // under the old epoch are still in flight or retrying; they go out again
@@ -552,13 +571,28 @@ std::optional<Signature> EpochResetInFlight(const Context& c) {
     for (const ProducerStep* s : c.steps) {
       if (s->at > c.subject.at) break;
       if (s->at < bump->at || s == bump || !SamePartition(*s, c.subject)) continue;
-      if (s->kind == StepKind::kEpochBump || s->kind == StepKind::kRetryMessage) continue;
+      // A move is the producer sending it again: an answer to a request
+      // written before the bump is no move (the request's fate was sealed).
+      if (s->kind == StepKind::kEpochBump || s->kind == StepKind::kRetryMessage ||
+          s->kind == StepKind::kAnswer) {
+        continue;
+      }
       for (uint64_t id : s->ids) {
         const int16_t under = SequencedUnder(c, id);
         if (under < 0 || under >= bump->epoch || ResolvedBefore(c, id, bump->at)) continue;
         if (!Contains(c.subject.ids, id) && !assertion) continue;
+        // The reset touches it only if it went out under a newer epoch with
+        // its old number, was refused (by the broker or produceSet.add), or
+        // went out under its old epoch behind the hole the bump was for; a
+        // batch resent whole under its own epoch after another partition's
+        // failure, and accepted, is untouched by it.
+        const bool untouched = s->epoch <= under && !assertion && !SubjectRefused(c);
+        if (untouched && !BehindTheHole(c, *bump, *s)) continue;
         Chain chain(c);
-        chain.Step(SendOf(c, {id}, sim::Time(), bump->at));
+        const ProducerStep* numbered = SendOf(c, {id}, sim::Time(), bump->at);
+        if (numbered != s) chain.Step(numbered);
+        // Behind the hole: the failed message's own request, which left it.
+        if (untouched) chain.Step(LastOf(c, StepKind::kSend, bump->ids.front(), bump->at));
         chain.Step(bump).Step(s);
         if (c.subject_send != nullptr) chain.Step(c.subject_send);
         if (assertion && !c.subject.ids.empty()) {
@@ -569,6 +603,52 @@ std::optional<Signature> EpochResetInFlight(const Context& c) {
     }
   }
   return OldNumberInBatchBefore(c);
+}
+
+// The leader's append that wrote message `id` before `until`, or nullptr.
+const kafka::AppendEvent* LeaderAppendOf(const Context& c, uint64_t id, sim::Time until) {
+  for (const kafka::AppendEvent& a : c.r.kafka.appends) {
+    if (a.leader && a.at <= until && Contains(a.record_ids, id)) return &a;
+  }
+  return nullptr;
+}
+
+bool Acked(const Context& c, uint64_t id) {
+  for (const sarama::AckEvent& a : c.r.producer.acks) {
+    if (a.id == id) return true;
+  }
+  return false;
+}
+
+// written-reported-failed: the producer reported a message failed (its
+// answers lost or refused until Retry.Max was spent, or it shut down) that a
+// leader had written, and acknowledged a later message of its partition and
+// epoch: the acknowledgements skip the written message's sequence.
+// asyncProducer.returnError reports what the producer gave up on, whatever
+// the broker holds.
+std::optional<Signature> WrittenReportedFailed(const Context& c) {
+  if (c.v.check != "acked-batches-in-order" || c.subject.sequence < 0) return std::nullopt;
+  for (const sarama::ErrorEvent& e : c.r.producer.errors) {
+    if (e.at > c.subject.at || e.topic != c.subject.topic || e.partition != c.subject.partition ||
+        Acked(c, e.id)) {
+      continue;
+    }
+    const kafka::AppendEvent* a = LeaderAppendOf(c, e.id, c.subject.at);
+    if (a == nullptr || a->epoch.value != c.subject.epoch) continue;
+    const auto at = std::find(a->record_ids.begin(), a->record_ids.end(), e.id);
+    const int32_t seq = a->first_seq.value + static_cast<int32_t>(at - a->record_ids.begin());
+    if (seq >= c.subject.sequence) continue;
+    Chain chain(c);
+    const ProducerStep* send = LastOf(c, StepKind::kSend, e.id, a->at);
+    if (send != nullptr) chain.Step(send);
+    chain.Line(a->at, AppendText(*a));
+    chain.Step(LastOf(c, StepKind::kAnswer, e.id, e.at));
+    chain.Line(e.at, absl::StrCat("the producer reports id ", e.id, " (seq ", seq, ") failed after ",
+                                  e.retries, " retries: ", e.err.ToString()));
+    chain.Step(SubjectSend(c));
+    return chain.Done("written-reported-failed", "asyncProducer.returnError");
+  }
+  return std::nullopt;
 }
 
 // regrouped-retry: messages of a batch the broker wrote (its answer lost)
@@ -901,10 +981,10 @@ std::optional<Signature> Panic(const Context& c) {
 }
 
 constexpr Rule kRules[] = {
-    &SequenceDesyncFatal, &Panic, &MockDroppedResponse,   &CloseHang,
-    &RetryWithoutBackoff, &CloseDuringRetry,      &UnsequencedRetryFlush,
-    &RetryOvertaken,      &TwoInFlight,           &RegroupedRetry,
-    &EpochResetInFlight,  &DuplicateOfOtherAcked, &ResendOvertaken,
+    &SequenceDesyncFatal,   &Panic,              &MockDroppedResponse,   &CloseHang,
+    &RetryWithoutBackoff,   &CloseDuringRetry,   &UnsequencedRetryFlush, &RetryOvertaken,
+    &TwoInFlight,           &RegroupedRetry,     &WrittenReportedFailed, &EpochResetInFlight,
+    &DuplicateOfOtherAcked, &ResendOvertaken,
 };
 
 // ---------------------------------------------------------------------------
@@ -1027,6 +1107,9 @@ std::vector<MechanismInfo> Mechanisms() {
       {"regrouped-retry", "asyncProducer.retryMessages",
        "retried messages regrouped into a batch that overlaps the written one without matching "
        "it: OUT_OF_ORDER instead of a duplicate"},
+      {"written-reported-failed", "asyncProducer.returnError",
+       "a message a leader had written was reported failed (its answers lost until the retries "
+       "ran out, or shutdown); a later one was acknowledged past its sequence"},
       {"epoch-reset-in-flight", "asyncProducer.bumpIdempotentProducerEpoch",
        "an epoch bump resets the sequences while messages numbered under the old epoch are in "
        "flight or retrying"},

@@ -150,7 +150,10 @@ struct Canary {
 // Each one is a failure another rule explains and this one could be taken
 // in by: a lost response for the mock's dropped one, an epoch bump for a
 // shutdown, an old number for an unsequenced flush and back, a regrouped
-// resend for two requests in flight (a looser two-in-flight claimed it).
+// resend for two requests in flight (a looser two-in-flight claimed it), a
+// bump on another partition or one that followed a written message's
+// reported failure for an epoch reset (a looser epoch-reset-in-flight
+// claimed both), a hole never written for a written message reported failed.
 constexpr Canary kCanaries[] = {
     {"panic", "scenarios/signatures/close-hang-no-read-timeout.toml", "sarama-main"},
     {"mock-dropped-response", "scenarios/known/sarama-2803-out-of-order.toml", "sarama-1.42.1"},
@@ -170,6 +173,14 @@ constexpr Canary kCanaries[] = {
     {"epoch-reset-in-flight",
      "scenarios/signatures/unsequenced-retry-flush-stretches-the-batch-before.toml",
      "sarama-1.42.1"},
+    {"epoch-reset-in-flight", "scenarios/signatures/retry-overtaken-despite-a-bump-elsewhere.toml",
+     "sarama-1.42.1"},
+    {"epoch-reset-in-flight", "scenarios/signatures/written-reported-failed-ack-gap.toml",
+     "sarama-main"},
+    {"written-reported-failed", "scenarios/signatures/two-in-flight-resent-behind-the-buffer.toml",
+     "sarama-1.42.1"},
+    {"written-reported-failed", "scenarios/signatures/epoch-reset-in-flight-behind-the-hole.toml",
+     "sarama-main"},
     {"duplicate-of-other-acked", "scenarios/known/sarama-1.42.1-acked-but-lost.toml",
      "sarama-1.42.1"},
 };
@@ -189,8 +200,10 @@ std::set<std::string> Claims(const checks::RunRecord& r, const checks::Violation
   return out;
 }
 
-// Every rule fires only on its own chain: tried alone on every violation of
-// its canaries it claims none, and every rule of the model has a canary.
+// Every rule fires only on its own chain: tried alone on the deciding
+// violation of each of its canaries it does not claim it, and every rule of
+// the model has a canary. (The other violations of a run may be another
+// mechanism's doing, even this rule's.)
 TEST(Signatures, NoRuleClaimsItsCanaries) {
   std::set<std::string> covered;
   for (const Canary& k : kCanaries) {
@@ -201,9 +214,12 @@ TEST(Signatures, NoRuleClaimsItsCanaries) {
     // The canary is another mechanism's failure, classified as such.
     EXPECT_TRUE(out.signature.classified());
     EXPECT_NE(out.signature.mechanism, k.mechanism);
-    for (const checks::Violation& v : out.violations) {
-      EXPECT_FALSE(Claims(out.record, v).contains(std::string(k.mechanism))) << v.check;
-    }
+    const auto deciding =
+        std::find_if(out.violations.begin(), out.violations.end(),
+                     [&](const checks::Violation& v) { return v.check == out.failing_check; });
+    ASSERT_NE(deciding, out.violations.end());
+    EXPECT_FALSE(Claims(out.record, *deciding).contains(std::string(k.mechanism)))
+        << deciding->check;
     covered.insert(std::string(k.mechanism));
   }
   for (const checks::MechanismInfo& m : checks::Mechanisms()) {
