@@ -507,8 +507,8 @@ std::optional<Signature> OldNumberInBatchBefore(const Context& c) {
     chain.Step(numbered.step).Step(bump).Step(written).Line(a->at, AppendText(*a));
     if (numbered.ack != nullptr) {
       chain.Line(numbered.ack->at,
-                 absl::StrCat("ack id=", id, " reports epoch=", numbered.epoch, " seq=",
-                              numbered.ack->sequence, ": its number is from epoch ",
+                 absl::StrCat("ack id=", id, " reports epoch=", numbered.epoch,
+                              " seq=", numbered.ack->sequence, ": its number is from epoch ",
                               numbered.epoch, ", its batch's epoch is ", a->epoch.value));
     }
     chain.Step(send).Step(AnswerTo(c, *send));
@@ -643,8 +643,8 @@ std::optional<Signature> WrittenReportedFailed(const Context& c) {
     if (send != nullptr) chain.Step(send);
     chain.Line(a->at, AppendText(*a));
     chain.Step(LastOf(c, StepKind::kAnswer, e.id, e.at));
-    chain.Line(e.at, absl::StrCat("the producer reports id ", e.id, " (seq ", seq, ") failed after ",
-                                  e.retries, " retries: ", e.err.ToString()));
+    chain.Line(e.at, absl::StrCat("the producer reports id ", e.id, " (seq ", seq,
+                                  ") failed after ", e.retries, " retries: ", e.err.ToString()));
     chain.Step(SubjectSend(c));
     return chain.Done("written-reported-failed", "asyncProducer.returnError");
   }

@@ -158,8 +158,8 @@ constexpr Canary kCanaries[] = {
     {"panic", "scenarios/signatures/close-hang-no-read-timeout.toml", "sarama-main"},
     {"mock-dropped-response", "scenarios/known/sarama-2803-out-of-order.toml", "sarama-1.42.1"},
     {"close-hang", "scenarios/signatures/panic-close-twice.toml", "sarama-main"},
-    {"retry-without-backoff", "scenarios/signatures/retry-overtaken-resent-after-a-later-batch.toml",
-     "sarama-1.42.1"},
+    {"retry-without-backoff",
+     "scenarios/signatures/retry-overtaken-resent-after-a-later-batch.toml", "sarama-1.42.1"},
     {"close-during-retry", "scenarios/known/sarama-main-epoch-bump-assertion.toml", "sarama-main"},
     {"unsequenced-retry-flush",
      "scenarios/signatures/epoch-reset-in-flight-old-number-in-the-batch-before.toml",
@@ -241,10 +241,9 @@ TEST(Signatures, CloseHangNeedsItsWholeChain) {
   }
   ASSERT_NE(liveness, nullptr);
   ASSERT_TRUE(Claims(out.record, *liveness).contains("close-hang"));
-  const auto send = std::find_if(out.record.producer.steps.begin(),
-                                 out.record.producer.steps.end(), [](const sarama::ProducerStep& s) {
-                                   return s.kind == sarama::StepKind::kSend;
-                                 });
+  const auto send =
+      std::find_if(out.record.producer.steps.begin(), out.record.producer.steps.end(),
+                   [](const sarama::ProducerStep& s) { return s.kind == sarama::StepKind::kSend; });
   ASSERT_NE(send, out.record.producer.steps.end());
   ASSERT_TRUE(out.record.read_timeout.has_value());
   const sim::Duration read_timeout = *out.record.read_timeout;
@@ -288,4 +287,3 @@ TEST(Signatures, ShrinkKeepsTheSignature) {
 
 }  // namespace
 }  // namespace scenarios
-
