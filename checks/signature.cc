@@ -357,16 +357,45 @@ std::optional<Signature> UnsequencedRetryFlush(const Context& c) {
   return UnsequencedInBatchBefore(c);
 }
 
-// Whether the broker refused `a` (`answer`: nothing written) and `a`'s
-// sequences come just before `b`'s under the same epoch: `b` then arrives
-// with a gap and is refused as out of order, because of `a`.
-bool RefusedAhead(const ProducerStep& a, const ProducerStep& b, const ProducerStep& answer) {
+// Whether an error code is a refusal: nothing written (REQUEST_TIMED_OUT
+// and NOT_ENOUGH_REPLICAS_AFTER_APPEND come after the leader's append).
+bool Refusal(kafka::ErrorCode code) {
   using kafka::ErrorCode;
-  const bool written = answer.code == ErrorCode::REQUEST_TIMED_OUT ||
-                       answer.code == ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND;
-  const bool refused = answer.error.empty() && Failed(answer) && !written;
-  return refused && a.first_seq >= 0 && a.epoch == b.epoch &&
-         a.first_seq + static_cast<int32_t>(a.ids.size()) == b.first_seq;
+  return code != ErrorCode::NONE && code != ErrorCode::DUPLICATE_SEQUENCE_NUMBER &&
+         code != ErrorCode::REQUEST_TIMED_OUT &&
+         code != ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+}
+
+// The broker's record of its response to request `send` (for its
+// partition), or nullptr.
+const kafka::ResponseEvent* BrokerResponseTo(const Context& c, const ProducerStep& send) {
+  for (const kafka::ResponseEvent& e : c.r.kafka.responses) {
+    if (e.at >= send.at && e.api == kafka::ApiKey::kProduce && e.broker.value == send.broker &&
+        e.correlation_id == send.correlation_id && e.tp.topic == send.topic &&
+        e.tp.partition.value == send.partition) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+// Whether the broker refused request `send`: its answer says so, or (the
+// answer lost on the way, the producer saw only its connection fail) the
+// broker's own record of the response does.
+bool BrokerRefused(const Context& c, const ProducerStep& send, const ProducerStep& answer) {
+  if (answer.error.empty()) return Refusal(answer.code);
+  const kafka::ResponseEvent* e = BrokerResponseTo(c, send);
+  return e != nullptr && Refusal(e->error);
+}
+
+// Whether the broker refused `a` (nothing written) and `a`'s sequences come
+// just before `b`'s under the same epoch: `b` then arrives with a gap and
+// is refused as out of order, because of `a`.
+bool RefusedAhead(const Context& c, const ProducerStep& a, const ProducerStep& b,
+                  const ProducerStep& answer) {
+  return a.first_seq >= 0 && a.epoch == b.epoch &&
+         a.first_seq + static_cast<int32_t>(a.ids.size()) == b.first_seq &&
+         BrokerRefused(c, a, answer);
 }
 
 // Whether the violation is about what the partition sent after the first
@@ -378,7 +407,7 @@ bool RefusedAhead(const ProducerStep& a, const ProducerStep& b, const ProducerSt
 // (it overtook `b`, which the old leader still held).
 bool AfterTheFirstFailed(const Context& c, const ProducerStep& a, const ProducerStep& b,
                          const ProducerStep& answer) {
-  if (c.subject_send == &b && RefusedAhead(a, b, answer)) return true;
+  if (c.subject_send == &b && RefusedAhead(c, a, b, answer)) return true;
   // The first one's failure comes before the violation (not the failure itself).
   if (answer.at >= c.subject.at) return false;
   if (c.subject_send != nullptr && c.subject_send->at <= answer.at) return false;
@@ -416,6 +445,14 @@ std::optional<Signature> TwoInFlight(const Context& c) {
       chain.Step(a).Step(b).Step(answer).Step(AnswerTo(c, *b));
       if (const ProducerStep* sent = SubjectSend(c); sent != nullptr && sent->at > answer->at) {
         chain.Step(sent);
+      }
+      // The broker's refusal of the first, when the producer never read it.
+      if (const kafka::ResponseEvent* e = BrokerResponseTo(c, *a);
+          e != nullptr && !answer->error.empty() && Refusal(e->error)) {
+        chain.Line(e->at, absl::StrCat("broker ", e->broker.value, " answers corr=",
+                                       e->correlation_id, " ", e->tp.ToString(), " ",
+                                       std::string(kafka::ErrorCodeName(e->error)), " (",
+                                       std::string(kafka::ResponseFateName(e->fate)), ")"));
       }
       // The resends after the failure, up to the subject.
       for (const ProducerStep* s : c.steps) {
