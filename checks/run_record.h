@@ -108,6 +108,11 @@ struct RunRecord {
   // application's or the world's) still alive when the run ended.
   bool check_leaked_goroutines = false;
   std::vector<sim::LiveGoroutine> producer_goroutines_at_end;
+  // Net.ReadTimeout of the model's producer: how long Broker.responseReceiver
+  // waits for an answer before it fails the connection. The close-hang
+  // signature needs it to tell a request nothing gave up on from one still
+  // within its deadline. Unset for a real client.
+  std::optional<sim::Duration> read_timeout;
 };
 
 }  // namespace checks

@@ -45,6 +45,8 @@ std::string SeqText(int16_t epoch, int32_t first_seq, size_t n) {
                       first_seq + static_cast<int32_t>(n) - 1);
 }
 
+double Seconds(sim::Duration d) { return static_cast<double>(d.nanos()) / 1e9; }
+
 std::string Where(const ProducerStep& s) { return absl::StrCat(s.topic, "/", s.partition); }
 
 std::string AnswerText(const ProducerStep& s) {
@@ -109,6 +111,10 @@ bool Intersects(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) 
 
 bool SamePartition(const ProducerStep& s, const Subject& subj) {
   return s.topic == subj.topic && s.partition == subj.partition;
+}
+
+bool SamePartition(const ProducerStep& s, const ProducerStep& t) {
+  return s.topic == t.topic && s.partition == t.partition;
 }
 
 bool Failed(const ProducerStep& answer) {
@@ -191,6 +197,14 @@ const ProducerStep* LastOf(const Context& c, StepKind kind, uint64_t id, sim::Ti
   return found;
 }
 
+// The subject's request: the one its answer names, or else the last that
+// carried its first message before the violation.
+const ProducerStep* SubjectSend(const Context& c) {
+  if (c.subject_send != nullptr) return c.subject_send;
+  if (c.subject.ids.empty()) return nullptr;
+  return LastOf(c, StepKind::kSend, c.subject.ids.front(), c.subject.at);
+}
+
 bool AppendedByLeader(const RunRecord& r, uint64_t id, sim::Time until) {
   for (const kafka::AppendEvent& a : r.kafka.appends) {
     if (a.leader && a.at <= until && Contains(a.record_ids, id)) return true;
@@ -203,6 +217,42 @@ const ProducerStep* BumpAfter(const Context& c, sim::Time from, uint64_t cause) 
     if (s->kind == StepKind::kEpochBump && s->at >= from && Contains(s->ids, cause)) return s;
   }
   return nullptr;
+}
+
+// A leader's append, as a chain line.
+std::string AppendText(const kafka::AppendEvent& a) {
+  return absl::StrCat("broker ", a.broker.value, " appends ", a.tp.ToString(), " ids ",
+                      Ids(a.record_ids), " ",
+                      SeqText(a.epoch.value, a.first_seq.value, a.record_ids.size()));
+}
+
+// For a request the broker refused as out of order: the batch a leader
+// wrote before the violation on `send`'s partition, under its epoch and
+// with none of its messages, whose sequences reach `send`'s first. Its
+// first sequence and record count decide its span, so one message in it
+// that the partition's numbering did not count stretches it onto the next
+// batch's. The last such append, or nullptr.
+const kafka::AppendEvent* OverlappedBy(const Context& c, const ProducerStep& send) {
+  const ProducerStep* answer = send.first_seq >= 0 ? AnswerTo(c, send) : nullptr;
+  if (answer == nullptr || answer->code != kafka::ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER) {
+    return nullptr;
+  }
+  const kafka::AppendEvent* found = nullptr;
+  for (const kafka::AppendEvent& a : c.r.kafka.appends) {
+    if (!a.leader || a.at > c.subject.at || a.tp.topic != send.topic ||
+        a.tp.partition.value != send.partition || a.epoch.value != send.epoch) {
+      continue;
+    }
+    const bool reaches = a.first_seq.value <= send.first_seq && send.first_seq <= a.last_seq.value;
+    if (reaches && !Intersects(a.record_ids, send.ids)) found = &a;
+  }
+  return found;
+}
+
+// The request that carried message `id` into the append `a`.
+const ProducerStep* WrittenBy(const Context& c, uint64_t id, const kafka::AppendEvent& a) {
+  const ProducerStep* send = LastOf(c, StepKind::kSend, id, a.at);
+  return send != nullptr && send->broker == a.broker.value ? send : nullptr;
 }
 
 using Rule = std::optional<Signature> (*)(const Context&);
@@ -263,26 +313,111 @@ std::optional<Signature> CloseDuringRetry(const Context& c) {
 // without one (v1.42.1): produceSet.add's assertion refuses it, or it goes
 // out under sequence 0, which another message of the epoch holds, and the
 // broker answers it as that message's duplicate.
+// The retry that raised the partition's retry level before `flush`.
+const ProducerStep* RetryBefore(const Context& c, const ProducerStep& flush) {
+  for (const ProducerStep* s : c.steps) {
+    if (s->at > flush.at) break;
+    if (s->kind == StepKind::kRetryMessage && SamePartition(*s, flush)) return s;
+  }
+  return nullptr;
+}
+
+// unsequenced-retry-flush, second form: a message flushed without a
+// sequence went out inside the batch written just before the subject's
+// request. The batch counts it in its span (first sequence plus records)
+// though the partition's numbering did not, so its span reaches the
+// subject's first sequence and the broker answers OUT_OF_ORDER.
+std::optional<Signature> UnsequencedInBatchBefore(const Context& c) {
+  const ProducerStep* send = SubjectSend(c);
+  const kafka::AppendEvent* a = send != nullptr ? OverlappedBy(c, *send) : nullptr;
+  if (a == nullptr) return std::nullopt;
+  for (uint64_t id : a->record_ids) {
+    const ProducerStep* flush = LastOf(c, StepKind::kFlushRetryBuffer, id, a->at);
+    if (flush == nullptr || flush->first_seq >= 0) continue;
+    Chain chain(c);
+    chain.Step(RetryBefore(c, *flush)).Step(flush).Step(WrittenBy(c, id, *a));
+    chain.Line(a->at, AppendText(*a));
+    chain.Step(send).Step(AnswerTo(c, *send));
+    return chain.Done("unsequenced-retry-flush", "partitionProducer.flushRetryBuffers");
+  }
+  return std::nullopt;
+}
+
 std::optional<Signature> UnsequencedRetryFlush(const Context& c) {
   for (uint64_t id : c.subject.ids) {
     const ProducerStep* flush = LastOf(c, StepKind::kFlushRetryBuffer, id, c.subject.at);
     if (flush == nullptr || flush->first_seq >= 0) continue;
     Chain chain(c);
-    // The retry that raised the partition's retry level.
-    for (const ProducerStep* s : c.steps) {
-      if (s->at > flush->at) break;
-      if (s->kind == StepKind::kRetryMessage && SamePartition(*s, c.subject)) {
-        chain.Step(s);
-        break;
-      }
-    }
-    chain.Step(flush);
+    chain.Step(RetryBefore(c, *flush)).Step(flush);
     chain.Step(LastOf(c, StepKind::kAssertion, id, c.subject.at));
     const ProducerStep* send = LastOf(c, StepKind::kSend, id, c.subject.at);
     if (send != nullptr && send->at >= flush->at) chain.Step(send).Step(AnswerTo(c, *send));
     return chain.Done("unsequenced-retry-flush", "partitionProducer.flushRetryBuffers");
   }
-  return std::nullopt;
+  return UnsequencedInBatchBefore(c);
+}
+
+// Whether an error code is a refusal: nothing written (REQUEST_TIMED_OUT
+// and NOT_ENOUGH_REPLICAS_AFTER_APPEND come after the leader's append).
+bool Refusal(kafka::ErrorCode code) {
+  using kafka::ErrorCode;
+  return code != ErrorCode::NONE && code != ErrorCode::DUPLICATE_SEQUENCE_NUMBER &&
+         code != ErrorCode::REQUEST_TIMED_OUT &&
+         code != ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+}
+
+// The broker's record of its response to request `send` (for its
+// partition), or nullptr.
+const kafka::ResponseEvent* BrokerResponseTo(const Context& c, const ProducerStep& send) {
+  for (const kafka::ResponseEvent& e : c.r.kafka.responses) {
+    if (e.at >= send.at && e.api == kafka::ApiKey::kProduce && e.broker.value == send.broker &&
+        e.correlation_id == send.correlation_id && e.tp.topic == send.topic &&
+        e.tp.partition.value == send.partition) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+// Whether the broker refused request `send`: its answer says so, or (the
+// answer lost on the way, the producer saw only its connection fail) the
+// broker's own record of the response does.
+bool BrokerRefused(const Context& c, const ProducerStep& send, const ProducerStep& answer) {
+  if (answer.error.empty()) return Refusal(answer.code);
+  const kafka::ResponseEvent* e = BrokerResponseTo(c, send);
+  return e != nullptr && Refusal(e->error);
+}
+
+// Whether the broker refused `a` (nothing written) and `a`'s sequences come
+// just before `b`'s under the same epoch: `b` then arrives with a gap and
+// is refused as out of order, because of `a`.
+bool RefusedAhead(const Context& c, const ProducerStep& a, const ProducerStep& b,
+                  const ProducerStep& answer) {
+  return a.first_seq >= 0 && a.epoch == b.epoch &&
+         a.first_seq + static_cast<int32_t>(a.ids.size()) == b.first_seq &&
+         BrokerRefused(c, a, answer);
+}
+
+// Whether the violation is about what the partition sent after the first
+// of two requests on the wire together (`a`, then `b`) failed (`answer`):
+// `b`'s own answer (the broker refused it because `a`, ahead of it, was not
+// written, whenever the producer heard of `a`'s failure), their messages,
+// a request that resent them (regrouped behind others by retryMessages),
+// or a request of later sequences written while `b` was still unanswered
+// (it overtook `b`, which the old leader still held).
+bool AfterTheFirstFailed(const Context& c, const ProducerStep& a, const ProducerStep& b,
+                         const ProducerStep& answer) {
+  if (c.subject_send == &b && RefusedAhead(c, a, b, answer)) return true;
+  // The first one's failure comes before the violation (not the failure itself).
+  if (answer.at >= c.subject.at) return false;
+  if (c.subject_send != nullptr && c.subject_send->at <= answer.at) return false;
+  if (Intersects(c.subject.ids, a.ids) || Intersects(c.subject.ids, b.ids)) return true;
+  const ProducerStep* sent = SubjectSend(c);
+  if (sent == nullptr || sent->at <= answer.at || !SamePartition(*sent, c.subject)) return false;
+  if (Intersects(sent->ids, a.ids) || Intersects(sent->ids, b.ids)) return true;
+  const ProducerStep* b_answer = AnswerTo(c, b);
+  const bool b_pending = b_answer == nullptr || b_answer->at > sent->at;
+  return b_pending && b.first_seq >= 0 && sent->epoch == b.epoch && sent->first_seq > b.first_seq;
 }
 
 // two-in-flight: with Net.MaxOpenRequests=1 a second request for the
@@ -305,13 +440,20 @@ std::optional<Signature> TwoInFlight(const Context& c) {
           !SamePartition(*b, c.subject)) {
         continue;
       }
-      if (!Intersects(c.subject.ids, a->ids) && !Intersects(c.subject.ids, b->ids)) continue;
-      // The first one's failure comes before the violation, which is about
-      // what was sent after it (not that failure itself).
-      if (answer->at >= c.subject.at) continue;
-      if (c.subject_send != nullptr && c.subject_send->at <= answer->at) continue;
+      if (!AfterTheFirstFailed(c, *a, *b, *answer)) continue;
       Chain chain(c);
       chain.Step(a).Step(b).Step(answer).Step(AnswerTo(c, *b));
+      if (const ProducerStep* sent = SubjectSend(c); sent != nullptr && sent->at > answer->at) {
+        chain.Step(sent);
+      }
+      // The broker's refusal of the first, when the producer never read it.
+      if (const kafka::ResponseEvent* e = BrokerResponseTo(c, *a);
+          e != nullptr && !answer->error.empty() && Refusal(e->error)) {
+        chain.Line(e->at, absl::StrCat("broker ", e->broker.value, " answers corr=",
+                                       e->correlation_id, " ", e->tp.ToString(), " ",
+                                       std::string(kafka::ErrorCodeName(e->error)), " (",
+                                       std::string(kafka::ResponseFateName(e->fate)), ")"));
+      }
       // The resends after the failure, up to the subject.
       for (const ProducerStep* s : c.steps) {
         if (s->at > c.subject.at) break;
@@ -351,6 +493,86 @@ bool ResolvedBefore(const Context& c, uint64_t id, sim::Time t) {
   return false;
 }
 
+// What shows the epoch a message's sequence number was given under: a step
+// about the message alone (retryMessage, flushRetryBuffers: they carry the
+// message's own epoch, where a request carries its batch's), or else its
+// acknowledgement (the epoch it was sent with, read before Sarama clears it).
+struct Numbering {
+  int16_t epoch = -1;
+  const ProducerStep* step = nullptr;
+  const sarama::AckEvent* ack = nullptr;
+};
+
+Numbering NumberedUnder(const Context& c, uint64_t id) {
+  for (const ProducerStep* s : c.steps) {
+    const bool own = s->kind == StepKind::kRetryMessage || s->kind == StepKind::kFlushRetryBuffer;
+    if (own && s->first_seq >= 0 && Contains(s->ids, id)) return {s->epoch, s, nullptr};
+  }
+  for (const sarama::AckEvent& a : c.r.producer.acks) {
+    if (a.id == id && a.has_sequence) return {a.producer_epoch, nullptr, &a};
+  }
+  return {};
+}
+
+// The first epoch bump past `epoch` before `until`: it reset the sequences
+// after every message numbered under `epoch` had its number.
+const ProducerStep* BumpPast(const Context& c, int16_t epoch, sim::Time until) {
+  for (const ProducerStep* s : c.steps) {
+    if (s->at > until) break;
+    if (s->kind == StepKind::kEpochBump && s->epoch > epoch) return s;
+  }
+  return nullptr;
+}
+
+// epoch-reset-in-flight, second form: a message numbered under an older
+// epoch, unresolved at the bump, went out inside the batch written just
+// before the subject's request, under the new epoch with its old number.
+// The batch's span (its first sequence plus its records) then runs past
+// the new epoch's numbering onto the subject's first sequence, and the
+// broker answers OUT_OF_ORDER.
+std::optional<Signature> OldNumberInBatchBefore(const Context& c) {
+  const ProducerStep* send = SubjectSend(c);
+  const kafka::AppendEvent* a = send != nullptr ? OverlappedBy(c, *send) : nullptr;
+  if (a == nullptr) return std::nullopt;
+  for (uint64_t id : a->record_ids) {
+    const Numbering numbered = NumberedUnder(c, id);
+    const ProducerStep* written = WrittenBy(c, id, *a);
+    if (numbered.epoch < 0 || written == nullptr || numbered.epoch >= a->epoch.value) continue;
+    const ProducerStep* bump = BumpPast(c, numbered.epoch, written->at);
+    if (bump == nullptr || ResolvedBefore(c, id, bump->at)) continue;
+    Chain chain(c);
+    chain.Step(numbered.step).Step(bump).Step(written).Line(a->at, AppendText(*a));
+    if (numbered.ack != nullptr) {
+      chain.Line(numbered.ack->at,
+                 absl::StrCat("ack id=", id, " reports epoch=", numbered.epoch,
+                              " seq=", numbered.ack->sequence, ": its number is from epoch ",
+                              numbered.epoch, ", its batch's epoch is ", a->epoch.value));
+    }
+    chain.Step(send).Step(AnswerTo(c, *send));
+    return chain.Done("epoch-reset-in-flight", "asyncProducer.bumpIdempotentProducerEpoch");
+  }
+  return std::nullopt;
+}
+
+// Whether `bump` came from the failure of a message of `s`'s partition
+// numbered under `s`'s epoch before `s`'s first sequence: returnError bumps
+// so that no sequence goes on from a message the broker will never see,
+// and `s`, numbered before the bump, goes on from it all the same.
+// A hole only if no leader wrote the failed message: one written and
+// reported failed is written-reported-failed's.
+bool BehindTheHole(const Context& c, const ProducerStep& bump, const ProducerStep& s) {
+  if (!SamePartition(bump, s) || bump.ids.empty() || bump.first_seq < 0) return false;
+  if (AppendedByLeader(c.r, bump.ids.front(), c.subject.at)) return false;
+  return bump.first_seq < s.first_seq && SequencedUnder(c, bump.ids.front()) == s.epoch;
+}
+
+// Whether the violation is the broker refusing the subject's request.
+bool SubjectRefused(const Context& c) {
+  if (c.v.check == "no-broker-sequence-error") return true;
+  const ProducerStep* answer = c.subject_send != nullptr ? AnswerTo(c, *c.subject_send) : nullptr;
+  return answer != nullptr && answer->error.empty() && Failed(*answer);
+}
+
 // epoch-reset-in-flight: bumpIdempotentProducerEpoch (after one message's
 // failure) resets every partition's sequences while messages numbered
 // under the old epoch are still in flight or retrying; they go out again
@@ -386,13 +608,28 @@ std::optional<Signature> EpochResetInFlight(const Context& c) {
     for (const ProducerStep* s : c.steps) {
       if (s->at > c.subject.at) break;
       if (s->at < bump->at || s == bump || !SamePartition(*s, c.subject)) continue;
-      if (s->kind == StepKind::kEpochBump || s->kind == StepKind::kRetryMessage) continue;
+      // A move is the producer sending it again: an answer to a request
+      // written before the bump is no move (the request's fate was sealed).
+      if (s->kind == StepKind::kEpochBump || s->kind == StepKind::kRetryMessage ||
+          s->kind == StepKind::kAnswer) {
+        continue;
+      }
       for (uint64_t id : s->ids) {
         const int16_t under = SequencedUnder(c, id);
         if (under < 0 || under >= bump->epoch || ResolvedBefore(c, id, bump->at)) continue;
         if (!Contains(c.subject.ids, id) && !assertion) continue;
+        // The reset touches it only if it went out under a newer epoch with
+        // its old number, was refused (by the broker or produceSet.add), or
+        // went out under its old epoch behind the hole the bump was for; a
+        // batch resent whole under its own epoch after another partition's
+        // failure, and accepted, is untouched by it.
+        const bool untouched = s->epoch <= under && !assertion && !SubjectRefused(c);
+        if (untouched && !BehindTheHole(c, *bump, *s)) continue;
         Chain chain(c);
-        chain.Step(SendOf(c, {id}, sim::Time(), bump->at));
+        const ProducerStep* numbered = SendOf(c, {id}, sim::Time(), bump->at);
+        if (numbered != s) chain.Step(numbered);
+        // Behind the hole: the failed message's own request, which left it.
+        if (untouched) chain.Step(LastOf(c, StepKind::kSend, bump->ids.front(), bump->at));
         chain.Step(bump).Step(s);
         if (c.subject_send != nullptr) chain.Step(c.subject_send);
         if (assertion && !c.subject.ids.empty()) {
@@ -401,6 +638,52 @@ std::optional<Signature> EpochResetInFlight(const Context& c) {
         return chain.Done("epoch-reset-in-flight", "asyncProducer.bumpIdempotentProducerEpoch");
       }
     }
+  }
+  return OldNumberInBatchBefore(c);
+}
+
+// The leader's append that wrote message `id` before `until`, or nullptr.
+const kafka::AppendEvent* LeaderAppendOf(const Context& c, uint64_t id, sim::Time until) {
+  for (const kafka::AppendEvent& a : c.r.kafka.appends) {
+    if (a.leader && a.at <= until && Contains(a.record_ids, id)) return &a;
+  }
+  return nullptr;
+}
+
+bool Acked(const Context& c, uint64_t id) {
+  for (const sarama::AckEvent& a : c.r.producer.acks) {
+    if (a.id == id) return true;
+  }
+  return false;
+}
+
+// written-reported-failed: the producer reported a message failed (its
+// answers lost or refused until Retry.Max was spent, or it shut down) that a
+// leader had written, and acknowledged a later message of its partition and
+// epoch: the acknowledgements skip the written message's sequence.
+// asyncProducer.returnError reports what the producer gave up on, whatever
+// the broker holds.
+std::optional<Signature> WrittenReportedFailed(const Context& c) {
+  if (c.v.check != "acked-batches-in-order" || c.subject.sequence < 0) return std::nullopt;
+  for (const sarama::ErrorEvent& e : c.r.producer.errors) {
+    if (e.at > c.subject.at || e.topic != c.subject.topic || e.partition != c.subject.partition ||
+        Acked(c, e.id)) {
+      continue;
+    }
+    const kafka::AppendEvent* a = LeaderAppendOf(c, e.id, c.subject.at);
+    if (a == nullptr || a->epoch.value != c.subject.epoch) continue;
+    const auto at = std::find(a->record_ids.begin(), a->record_ids.end(), e.id);
+    const int32_t seq = a->first_seq.value + static_cast<int32_t>(at - a->record_ids.begin());
+    if (seq >= c.subject.sequence) continue;
+    Chain chain(c);
+    const ProducerStep* send = LastOf(c, StepKind::kSend, e.id, a->at);
+    if (send != nullptr) chain.Step(send);
+    chain.Line(a->at, AppendText(*a));
+    chain.Step(LastOf(c, StepKind::kAnswer, e.id, e.at));
+    chain.Line(e.at, absl::StrCat("the producer reports id ", e.id, " (seq ", seq,
+                                  ") failed after ", e.retries, " retries: ", e.err.ToString()));
+    chain.Step(SubjectSend(c));
+    return chain.Done("written-reported-failed", "asyncProducer.returnError");
   }
   return std::nullopt;
 }
@@ -467,13 +750,61 @@ std::optional<Signature> DuplicateOfOtherAcked(const Context& c) {
   return std::nullopt;
 }
 
+// The last failed attempt of `resend`'s batch before it: a send of the
+// same partition, epoch and first sequence, with messages in common, whose
+// answer failed before the resend.
+const ProducerStep* FailedAttemptOf(const Context& c, const ProducerStep& resend) {
+  const ProducerStep* found = nullptr;
+  for (const ProducerStep* s : c.steps) {
+    if (s->at >= resend.at) break;
+    if (s->kind != StepKind::kSend || !SamePartition(*s, resend) || s->epoch != resend.epoch ||
+        s->first_seq != resend.first_seq || !Intersects(s->ids, resend.ids)) {
+      continue;
+    }
+    const ProducerStep* answer = AnswerTo(c, *s);
+    if (answer != nullptr && Failed(*answer) && answer->at <= resend.at) found = s;
+  }
+  return found;
+}
+
+// retry-overtaken (idempotent), seen from the earlier batch: the subject is
+// the resend of a batch whose attempt failed, and a later batch of the
+// partition (higher sequences, same epoch) was written after that failure
+// and before the resend, so the broker acknowledged (or refused) them out
+// of order. The later batch's write on the wire together with the failed
+// attempt is two-in-flight, which that rule names.
+std::optional<Signature> OvertakenWhileWaiting(const Context& c) {
+  const ProducerStep* resend = SubjectSend(c);
+  if (resend == nullptr || resend->first_seq < 0) return std::nullopt;
+  const ProducerStep* failed = FailedAttemptOf(c, *resend);
+  if (failed == nullptr) return std::nullopt;
+  const ProducerStep* answer = AnswerTo(c, *failed);
+  const int32_t last = resend->first_seq + static_cast<int32_t>(resend->ids.size()) - 1;
+  for (const ProducerStep* b : c.steps) {
+    if (b->at >= resend->at) break;
+    if (b->kind != StepKind::kSend || b->at <= answer->at || !SamePartition(*b, *resend) ||
+        b->epoch != resend->epoch || b->first_seq <= last || Intersects(b->ids, resend->ids)) {
+      continue;
+    }
+    const ProducerStep* via = LastOf(c, StepKind::kRetryBatch, resend->ids.front(), resend->at);
+    if (via != nullptr && via->at < answer->at) via = nullptr;
+    Chain chain(c);
+    chain.Step(failed).Step(answer).Step(b).Step(AnswerTo(c, *b)).Step(via).Step(resend);
+    return chain.Done("retry-overtaken",
+                      via != nullptr ? "asyncProducer.retryBatch" : "asyncProducer.retryMessages");
+  }
+  return std::nullopt;
+}
+
 // retry-overtaken (idempotent): a later batch of the partition is written
 // while an earlier one, whose attempt failed, waits for its resend (1.42.1's
 // retryBatch resends each batch from its own goroutine, so they race; a
 // transport error sends them through retryMessages): the broker sees the
 // sequences out of order, or acknowledges them out of order. When the
 // earlier attempt and one of the later batch's were on the wire together
-// (MaxOpenRequests=1 notwithstanding), it is two-in-flight.
+// (MaxOpenRequests=1 notwithstanding), it is two-in-flight. The earlier
+// attempt may have failed before it was written (its answer step then has
+// no correlation id), and the later batch went out on a new connection.
 std::optional<Signature> ResendOvertaken(const Context& c) {
   const ProducerStep* b = c.subject_send;
   if (b == nullptr && !c.subject.ids.empty()) {
@@ -486,12 +817,15 @@ std::optional<Signature> ResendOvertaken(const Context& c) {
   const auto b_at = index(b);
   for (auto i = decltype(b_at){0}; i < b_at; ++i) {
     const ProducerStep* a = c.steps[static_cast<size_t>(i)];
-    if (a->kind != StepKind::kSend || a->topic != b->topic || a->partition != b->partition ||
-        a->epoch != b->epoch || a->first_seq < 0 ||
+    // An attempt that never reached the wire (Broker.AsyncProduce failed:
+    // not connected) has only its failure, which stands for its send.
+    const bool unsent = a->kind == StepKind::kAnswer && a->correlation_id < 0 && Failed(*a);
+    if ((a->kind != StepKind::kSend && !unsent) || a->topic != b->topic ||
+        a->partition != b->partition || a->epoch != b->epoch || a->first_seq < 0 ||
         a->first_seq + static_cast<int32_t>(a->ids.size()) - 1 >= b->first_seq) {
       continue;
     }
-    const ProducerStep* answer = AnswerTo(c, *a);
+    const ProducerStep* answer = unsent ? a : AnswerTo(c, *a);
     if (answer == nullptr || !Failed(*answer) || index(answer) > b_at) continue;
     if (ResolvedBefore(c, a->ids.front(), b->at)) continue;
     // Was an attempt of the later batch on the wire with the failed one?
@@ -512,7 +846,7 @@ std::optional<Signature> ResendOvertaken(const Context& c) {
     return chain.Done("retry-overtaken",
                       via != nullptr ? "asyncProducer.retryBatch" : "asyncProducer.retryMessages");
   }
-  return std::nullopt;
+  return OvertakenWhileWaiting(c);
 }
 
 // retry-overtaken: without idempotence, a message whose request failed is
@@ -531,15 +865,61 @@ std::optional<Signature> RetryOvertaken(const Context& c) {
   return chain.Done("retry-overtaken", "asyncProducer.retryMessages");
 }
 
-// close-hang: Close did not return; a request the producer wrote was never
-// answered, and nothing gave up on it.
-std::optional<Signature> CloseHang(const Context& c) {
-  if (c.v.check != "liveness" || !c.r.close_called_at || c.r.close_returned_at) return std::nullopt;
+// The request an answer step answers: the last send before it with the
+// same broker, partition and correlation id.
+const ProducerStep* RequestOf(const Context& c, const ProducerStep& answer) {
+  const ProducerStep* found = nullptr;
   for (const ProducerStep* s : c.steps) {
-    if (s->kind != StepKind::kSend) continue;
-    if (AnswerTo(c, *s) != nullptr) continue;
+    if (s->at > answer.at) break;
+    if (s->kind == StepKind::kSend && s->broker == answer.broker &&
+        s->correlation_id == answer.correlation_id && s->topic == answer.topic &&
+        s->partition == answer.partition) {
+      found = s;
+    }
+  }
+  return found;
+}
+
+// Whether the producer heard from `send`'s broker after writing it: an
+// answer to it or to a request written after it, or a failure (a read that
+// timed out or a connection that broke fails every pending request, so its
+// answer steps carry an error). Answers to requests written before it do
+// not count: with MaxOpenRequests=1 they come back ahead of it.
+bool HeardAfter(const Context& c, const ProducerStep& send) {
+  for (const ProducerStep* s : c.steps) {
+    if (s->kind != StepKind::kAnswer || s->broker != send.broker || s->at < send.at) continue;
+    if (!s->error.empty()) return true;
+    const ProducerStep* request = RequestOf(c, *s);
+    if (request == nullptr || request->at >= send.at) return true;
+  }
+  return false;
+}
+
+// close-hang: Close did not return because a request the producer wrote
+// was never answered and nothing gave up on it: from its write to the end
+// of the run, much longer than Net.ReadTimeout, no answer and no failure
+// came from its broker (Broker.responseReceiver fails every pending request
+// when a read times out or the connection breaks). A deadlock is another
+// failure: the scheduler found nothing pending, so no read was waiting.
+std::optional<Signature> CloseHang(const Context& c) {
+  const RunRecord& r = c.r;
+  if (c.v.check != "liveness" || !r.close_called_at || r.close_returned_at ||
+      !r.read_timeout.has_value() || r.run.outcome == sim::Outcome::kDeadlock) {
+    return std::nullopt;
+  }
+  // Well past the deadline: a read that had one would have failed twice over.
+  const sim::Duration well_past = *r.read_timeout * 2;
+  for (const ProducerStep* s : c.steps) {
+    if (s->kind != StepKind::kSend || s->at + well_past > r.run.end_time) continue;
+    if (HeardAfter(c, *s)) continue;
     Chain chain(c);
-    chain.Step(s).Line(*c.r.close_called_at, "the application calls Close");
+    chain.Step(s).Line(*r.close_called_at, "the application calls Close");
+    chain.Line(r.run.end_time,
+               absl::StrFormat("nothing came back from broker %d for %.1fs after corr=%d was "
+                               "written (Net.ReadTimeout %.1fs): no answer, no read timeout, no "
+                               "broken connection",
+                               s->broker, Seconds(r.run.end_time - s->at), s->correlation_id,
+                               Seconds(*r.read_timeout)));
     return chain.Done("close-hang", "Broker.responseReceiver");
   }
   return std::nullopt;
@@ -660,10 +1040,10 @@ std::optional<Signature> GoroutineLeak(const Context& c) {
 }
 
 constexpr Rule kRules[] = {
-    &SequenceDesyncFatal, &Panic, &GoroutineLeak, &MockDroppedResponse,   &CloseHang,
-    &RetryWithoutBackoff, &CloseDuringRetry,      &UnsequencedRetryFlush,
-    &RetryOvertaken,      &TwoInFlight,           &RegroupedRetry,
-    &EpochResetInFlight,  &DuplicateOfOtherAcked, &ResendOvertaken,
+    &SequenceDesyncFatal,   &Panic,              &GoroutineLeak,         &MockDroppedResponse,
+    &CloseHang,             &RetryWithoutBackoff, &CloseDuringRetry,     &UnsequencedRetryFlush,
+    &RetryOvertaken,        &TwoInFlight,        &RegroupedRetry,        &WrittenReportedFailed,
+    &EpochResetInFlight,    &DuplicateOfOtherAcked, &ResendOvertaken,
 };
 
 // ---------------------------------------------------------------------------
@@ -747,6 +1127,15 @@ Signature Classify(const RunRecord& r, const Violation& decisive) {
   return none;
 }
 
+std::vector<Signature> EveryRuleMatch(const RunRecord& r, const Violation& v) {
+  const Context c = MakeContext(r, v);
+  std::vector<Signature> out;
+  for (Rule rule : kRules) {
+    if (std::optional<Signature> sig = rule(c)) out.push_back(*std::move(sig));
+  }
+  return out;
+}
+
 std::vector<MechanismInfo> Mechanisms() {
   return {
       {"sequence-desync-fatal", "rd_kafka_handle_idempotent_Produce_error",
@@ -762,7 +1151,8 @@ std::vector<MechanismInfo> Mechanisms() {
        "a mock fault dropped a response on an open connection; the next answer's correlation id "
        "did not match"},
       {"close-hang", "Broker.responseReceiver",
-       "Close did not return: a request the producer wrote was never answered and nothing gave up"},
+       "Close did not return: a request the producer wrote was never answered, and nothing came "
+       "back from its broker for well past Net.ReadTimeout"},
       {"retry-without-backoff", "asyncProducer.retryBatch | partitionProducer.dispatch",
        "a message resent sooner than Retry.Backoff after its previous attempt"},
       {"close-during-retry", "asyncProducer.retryBatch",
@@ -770,7 +1160,7 @@ std::vector<MechanismInfo> Mechanisms() {
        "partition's sequences under messages still retrying"},
       {"unsequenced-retry-flush", "partitionProducer.flushRetryBuffers",
        "a message parked during a retry is flushed without a sequence number; produceSet.add's "
-       "assertion refuses it"},
+       "assertion refuses it, or its batch claims a sequence the next batch also has"},
       {"retry-overtaken", "asyncProducer.retryMessages | asyncProducer.retryBatch",
        "a failed message or batch is resent after a later one of its partition was written"},
       {"two-in-flight", "Broker.AsyncProduce",
@@ -779,6 +1169,9 @@ std::vector<MechanismInfo> Mechanisms() {
       {"regrouped-retry", "asyncProducer.retryMessages",
        "retried messages regrouped into a batch that overlaps the written one without matching "
        "it: OUT_OF_ORDER instead of a duplicate"},
+      {"written-reported-failed", "asyncProducer.returnError",
+       "a message a leader had written was reported failed (its answers lost until the retries "
+       "ran out, or shutdown); a later one was acknowledged past its sequence"},
       {"epoch-reset-in-flight", "asyncProducer.bumpIdempotentProducerEpoch",
        "an epoch bump resets the sequences while messages numbered under the old epoch are in "
        "flight or retrying"},

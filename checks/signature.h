@@ -52,6 +52,11 @@ std::string_view MechanismOf(std::string_view signature);
 // EvaluateAll's). Deterministic, like the checks.
 Signature Classify(const RunRecord& r, const Violation& decisive);
 
+// The signature of every rule that matches `v` when tried alone, in the
+// order Classify tries them (Classify keeps the first). For tests: each
+// rule has canaries, violations of other mechanisms it must not claim.
+std::vector<Signature> EveryRuleMatch(const RunRecord& r, const Violation& v);
+
 // The fingerprint of a failure no rule explains (six hex digits): a hash of
 // its shape, which is the deciding check, the subject's kind (how many
 // messages, an answer or not, sequenced or not), the producer's steps for

@@ -512,6 +512,7 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   w->record.idempotent = conf->producer.idempotent;
   w->record.required_acks = conf->producer.required_acks;
   w->record.max_open_requests = conf->net.max_open_requests;
+  w->record.read_timeout = conf->net.read_timeout;
   if (s.checks.retry_pacing) {
     w->record.retry_backoff = conf->producer.retry.backoff;
     w->record.retry_max = conf->producer.retry.max;

@@ -139,6 +139,140 @@ TEST(Signatures, FingerprintIsTheShapeNotTheNumbers) {
                                                violation("log-sequences-contiguous", 7, 50)));
 }
 
+// A scenario of one mechanism that another rule must not claim, on the
+// profile where it fails.
+struct Canary {
+  std::string_view mechanism;  // the rule that must stay silent
+  std::string_view file;       // under the source directory
+  std::string_view profile;
+};
+
+// Each one is a failure another rule explains and this one could be taken
+// in by: a lost response for the mock's dropped one, an epoch bump for a
+// shutdown, an old number for an unsequenced flush and back, a regrouped
+// resend for two requests in flight (a looser two-in-flight claimed it), a
+// bump on another partition or one that followed a written message's
+// reported failure for an epoch reset (a looser epoch-reset-in-flight
+// claimed both), a hole never written for a written message reported failed.
+constexpr Canary kCanaries[] = {
+    {"panic", "scenarios/signatures/close-hang-no-read-timeout.toml", "sarama-main"},
+    // Goroutines blocked at the end, but Close never returned: a hang, not
+    // a leak past Close.
+    {"goroutine-leak", "scenarios/signatures/close-hang-no-read-timeout.toml", "sarama-main"},
+    {"mock-dropped-response", "scenarios/known/sarama-2803-out-of-order.toml", "sarama-1.42.1"},
+    {"close-hang", "scenarios/signatures/panic-close-twice.toml", "sarama-main"},
+    {"retry-without-backoff",
+     "scenarios/signatures/retry-overtaken-resent-after-a-later-batch.toml", "sarama-1.42.1"},
+    {"close-during-retry", "scenarios/known/sarama-main-epoch-bump-assertion.toml", "sarama-main"},
+    {"unsequenced-retry-flush",
+     "scenarios/signatures/epoch-reset-in-flight-old-number-in-the-batch-before.toml",
+     "sarama-main"},
+    {"retry-overtaken", "scenarios/signatures/two-in-flight-second-refused-after-the-first.toml",
+     "sarama-1.42.1"},
+    {"retry-overtaken", "scenarios/known/sarama-2803-out-of-order.toml", "sarama-1.42.1"},
+    {"two-in-flight", "scenarios/known/sarama-2803-out-of-order.toml", "sarama-1.42.1"},
+    {"regrouped-retry", "scenarios/signatures/two-in-flight-resent-behind-the-buffer.toml",
+     "sarama-1.42.1"},
+    {"epoch-reset-in-flight",
+     "scenarios/signatures/unsequenced-retry-flush-stretches-the-batch-before.toml",
+     "sarama-1.42.1"},
+    {"epoch-reset-in-flight", "scenarios/signatures/retry-overtaken-despite-a-bump-elsewhere.toml",
+     "sarama-1.42.1"},
+    {"epoch-reset-in-flight", "scenarios/signatures/written-reported-failed-ack-gap.toml",
+     "sarama-main"},
+    {"written-reported-failed", "scenarios/signatures/two-in-flight-resent-behind-the-buffer.toml",
+     "sarama-1.42.1"},
+    {"written-reported-failed", "scenarios/signatures/epoch-reset-in-flight-behind-the-hole.toml",
+     "sarama-main"},
+    {"duplicate-of-other-acked", "scenarios/known/sarama-1.42.1-acked-but-lost.toml",
+     "sarama-1.42.1"},
+};
+
+RunOutput RunFile(std::string_view file, std::string_view profile) {
+  absl::StatusOr<Scenario> s =
+      LoadScenario((std::filesystem::path(PRODSIM_SOURCE_DIR) / std::string(file)).string());
+  EXPECT_TRUE(s.ok()) << s.status();
+  if (!s.ok()) return RunOutput{};
+  return RunScenario(WithProfile(*s, profile));
+}
+
+// The mechanisms the rules find for `v`, each tried alone.
+std::set<std::string> Claims(const checks::RunRecord& r, const checks::Violation& v) {
+  std::set<std::string> out;
+  for (const checks::Signature& sig : checks::EveryRuleMatch(r, v)) out.insert(sig.mechanism);
+  return out;
+}
+
+// Every rule fires only on its own chain: tried alone on the deciding
+// violation of each of its canaries it does not claim it, and every rule of
+// the model has a canary. (The other violations of a run may be another
+// mechanism's doing, even this rule's.)
+TEST(Signatures, NoRuleClaimsItsCanaries) {
+  std::set<std::string> covered;
+  for (const Canary& k : kCanaries) {
+    SCOPED_TRACE(std::string(k.mechanism) + " on " + std::string(k.file) + " [" +
+                 std::string(k.profile) + "]");
+    const RunOutput out = RunFile(k.file, k.profile);
+    ASSERT_FALSE(out.violations.empty());
+    // The canary is another mechanism's failure, classified as such.
+    EXPECT_TRUE(out.signature.classified());
+    EXPECT_NE(out.signature.mechanism, k.mechanism);
+    const auto deciding =
+        std::find_if(out.violations.begin(), out.violations.end(),
+                     [&](const checks::Violation& v) { return v.check == out.failing_check; });
+    ASSERT_NE(deciding, out.violations.end());
+    EXPECT_FALSE(Claims(out.record, *deciding).contains(std::string(k.mechanism)))
+        << deciding->check;
+    covered.insert(std::string(k.mechanism));
+  }
+  for (const checks::MechanismInfo& m : checks::Mechanisms()) {
+    if (m.real_client) continue;
+    EXPECT_TRUE(covered.contains(std::string(m.mechanism))) << "no canary for " << m.mechanism;
+  }
+}
+
+// close-hang needs its whole chain: on its own scenario's record, a
+// deadlock, a failure heard from the broker after the write (a read that
+// timed out), a run that ended within twice Net.ReadTimeout of the write,
+// or an unknown Net.ReadTimeout each take the claim away.
+TEST(Signatures, CloseHangNeedsItsWholeChain) {
+  const RunOutput out =
+      RunFile("scenarios/signatures/close-hang-no-read-timeout.toml", "sarama-main");
+  const checks::Violation* liveness = nullptr;
+  for (const checks::Violation& v : out.violations) {
+    if (v.check == "liveness") liveness = &v;
+  }
+  ASSERT_NE(liveness, nullptr);
+  ASSERT_TRUE(Claims(out.record, *liveness).contains("close-hang"));
+  const auto send =
+      std::find_if(out.record.producer.steps.begin(), out.record.producer.steps.end(),
+                   [](const sarama::ProducerStep& s) { return s.kind == sarama::StepKind::kSend; });
+  ASSERT_NE(send, out.record.producer.steps.end());
+  ASSERT_TRUE(out.record.read_timeout.has_value());
+  const sim::Duration read_timeout = *out.record.read_timeout;
+
+  checks::RunRecord deadlock = out.record;
+  deadlock.run.outcome = sim::Outcome::kDeadlock;
+  EXPECT_FALSE(Claims(deadlock, *liveness).contains("close-hang"));
+
+  checks::RunRecord gave_up = out.record;
+  sarama::ProducerStep timed_out = *send;
+  timed_out.kind = sarama::StepKind::kAnswer;
+  timed_out.correlation_id = -1;
+  timed_out.at = send->at + read_timeout;
+  timed_out.error = "read tcp: i/o timeout";
+  gave_up.producer.steps.push_back(timed_out);
+  EXPECT_FALSE(Claims(gave_up, *liveness).contains("close-hang"));
+
+  checks::RunRecord short_run = out.record;
+  short_run.run.end_time = send->at + read_timeout;
+  EXPECT_FALSE(Claims(short_run, *liveness).contains("close-hang"));
+
+  checks::RunRecord unknown = out.record;
+  unknown.read_timeout.reset();
+  EXPECT_FALSE(Claims(unknown, *liveness).contains("close-hang"));
+}
+
 // Shrinking keeps the signature, not only the verdict and check.
 TEST(Signatures, ShrinkKeepsTheSignature) {
   absl::StatusOr<Scenario> s = LoadScenario(
