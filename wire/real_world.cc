@@ -315,6 +315,10 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
     }
   }
   AddSequences(record);
+  // A driver that reports no goroutines (librdkafka, kafkajs: no Go
+  // runtime to ask) leaves no-leaked-goroutines silent, as does a flush
+  // that timed out (Close had not returned; the driver reports nothing).
+  record.check_leaked_goroutines = s.checks.no_leaked_goroutines && client.goroutines_reported;
   std::string harness;
   if (!lines.job_error().empty()) {
     harness = absl::StrCat("the client refused its job: ", lines.job_error());
