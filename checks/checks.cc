@@ -1036,20 +1036,28 @@ class ClientCheck final : public Check {
 // makes and closes producers for its lifetime runs out of memory otherwise.
 // A survivor that sleeps wakes by itself (a breaker's timer), and one that
 // is runnable is on its way; one blocked on a channel, a lock or a
-// WaitGroup with nothing left to wake it is a leak.
+// WaitGroup with nothing left to wake it is a leak. A real client's
+// survivors are those its driver's goroutine report names, still there
+// after the driver waited for them (clients/README.md).
 
 class NoLeakedGoroutines final : public Check {
  public:
   std::string_view name() const override { return "no-leaked-goroutines"; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
     if (!r.check_leaked_goroutines || !r.close_returned_at.has_value()) return std::nullopt;
+    const bool reported = r.client.has_value() && r.client->goroutines_reported;
     Witnesses w;
     for (const sim::LiveGoroutine& g : r.producer_goroutines_at_end) {
       if (g.sleeping || g.runnable) continue;
       w.Add([&] {
+        const std::string when =
+            reported ? absl::StrCat("the driver waited ",
+                                    At(sim::Time() + r.client->goroutines_waited).substr(2),
+                                    " for it to return")
+                     : absl::StrCat("run ended ", At(r.run.end_time));
         return absl::StrCat("goroutine ", g.id, " '", Sv(g.name), "' still waits: ",
-                            Sv(g.waits_on), " (Close returned ", At(*r.close_returned_at),
-                            ", run ended ", At(r.run.end_time), ")");
+                            Sv(g.waits_on), " (Close returned ", At(*r.close_returned_at), ", ",
+                            when, ")");
       });
     }
     if (w.empty()) return std::nullopt;

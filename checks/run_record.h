@@ -52,6 +52,15 @@ struct ClientRecord {
   std::vector<std::string> fatal_errors;
   std::optional<sim::Time> first_fatal_at;  // when the first came
   std::string stderr_tail;  // the last lines it wrote to stderr
+  // The goroutine report (clients/README.md), printed after "closed" by a
+  // driver whose client runs goroutines (Sarama's): whether it came, how
+  // many of the client's goroutines were still alive, and how long the
+  // driver waited for them to return first. The survivors themselves go
+  // to RunRecord::producer_goroutines_at_end, which no-leaked-goroutines
+  // reads in both worlds.
+  bool goroutines_reported = false;
+  int64_t goroutines_alive = 0;
+  sim::Duration goroutines_waited;
   // Every line the driver printed on stdout, as prodsim received it (the
   // first wire::kEventLinesKept), and how many there were in all.
   std::vector<std::pair<sim::Time, std::string>> events;
@@ -105,7 +114,9 @@ struct RunRecord {
   int32_t retry_max = 0;
   // no-leaked-goroutines ([checks] no_leaked_goroutines): whether it
   // applies, and the goroutines of the producer (the model's, not the
-  // application's or the world's) still alive when the run ended.
+  // application's or the world's) still alive when the run ended; in wire
+  // mode, those the driver's goroutine report names (it applies only when
+  // the driver reported).
   bool check_leaked_goroutines = false;
   std::vector<sim::LiveGoroutine> producer_goroutines_at_end;
   // Net.ReadTimeout of the model's producer: how long Broker.responseReceiver

@@ -1003,6 +1003,20 @@ std::string GoroutineFunction(std::string_view name) {
       return std::string(row.function);
     }
   }
+  // A real Go client's function as its stack names it (the Sarama driver's
+  // goroutine report): "(*Broker).responseReceiver" is the model's
+  // "Broker.responseReceiver", so a real run's signature and a model run's
+  // of the same mechanism are one signature.
+  if (name.starts_with("(")) {
+    const size_t close = name.find(").");
+    if (close != std::string_view::npos) {
+      std::string_view receiver = name.substr(1, close - 1);
+      if (receiver.starts_with("*")) receiver.remove_prefix(1);
+      std::string function(receiver);
+      function += name.substr(close + 1);
+      return function;
+    }
+  }
   return std::string(name);
 }
 

@@ -69,7 +69,9 @@ std::string UnclassifiedShape(const RunRecord& r, const Violation& decisive);
 
 // The Sarama function a goroutine of the model runs, from the name the
 // model spawned it under (producer/*.cc's sched().Go calls):
-// "bp#3.run" is brokerProducer.run. A name it does not know is its own.
+// "bp#3.run" is brokerProducer.run; a real Go client's method as a stack
+// names it, "(*Broker).responseReceiver", is Broker.responseReceiver. A
+// name it does not know is its own.
 std::string GoroutineFunction(std::string_view name);
 
 // Every mechanism a rule can name, with its function, in rule order (for

@@ -635,7 +635,8 @@ constexpr Field kChecksFields[] = {
          .type = Type::kBool,
          .doc = "check no-leaked-goroutines: once Close has returned, every goroutine the producer "
                 "started has returned too (goleak's check); a survivor blocked on a channel, lock "
-                "or WaitGroup is named with what it waits on"}),
+                "or WaitGroup is named with what it waits on. Over the wire: the survivors the "
+                "Sarama driver's goroutine report names (clients/README.md)"}),
 };
 
 constexpr Field kLimitsFields[] = {

@@ -11,6 +11,9 @@ namespace {
 
 // How many lines of garbage a ClientRecord keeps (all are counted).
 constexpr size_t kGarbageKept = 5;
+// How many functions of a goroutine report are kept: a client stuck in
+// more places than this has said enough.
+constexpr size_t kGoroutineFunctionsKept = 100;
 
 std::string At(sim::Time at) { return absl::StrCat("t=", at.ToString(), "s "); }
 
@@ -139,11 +142,52 @@ void ClientLines::OnLine(sim::Time at, std::string line) {
     r_.close_returned_at = at;
     c_.closed = true;
     c_.closed_at = at;
+  } else if (*event == "goroutine") {
+    Goroutine(at, line, *j);
+  } else if (*event == "goroutines") {
+    const std::optional<int64_t> alive = j->Int("alive");
+    const std::optional<int64_t> waited = j->Int("waited_us");
+    if (!alive || *alive < 0 || !waited || *waited < 0 || c_.goroutines_reported) {
+      return Garbage(at, line,
+                     "a goroutines line needs alive and waited_us (>= 0), once per run");
+    }
+    c_.goroutines_reported = true;
+    c_.goroutines_alive = *alive;
+    c_.goroutines_waited = sim::Duration::Micros(*waited);
   } else if (*event == "job_error") {
     job_error_ = j->String("text").value_or("(no text)");
   } else {
     Garbage(at, line, absl::StrCat("unknown event \"", *event, "\""));
   }
+}
+
+// One function the client's goroutines are still in after Close, as the
+// model's survivors are recorded (scenarios/runner.cc), so that
+// no-leaked-goroutines and the goroutine-leak signature read both worlds
+// alike. The runtime's state decides what the model's flags say: a
+// sleeper wakes by itself and a runnable one is on its way (not leaks);
+// any other state ("chan receive", "select", "semacquire", "IO wait") is
+// a goroutine waiting for something, still there after the driver's wait.
+void ClientLines::Goroutine(sim::Time at, absl::string_view line, const JsonLine& j) {
+  const std::optional<std::string> function = j.String("function");
+  const std::optional<std::string> state = j.String("state");
+  const std::optional<int64_t> count = j.Int("count");
+  const std::optional<int64_t> id = j.Int("goroutine_id");
+  if (!function || function->empty() || !state || !count || *count < 1 || !id || *id < 0 ||
+      *id > UINT32_MAX || c_.goroutines_reported) {
+    return Garbage(at, line,
+                   "a goroutine line needs function, state, count >= 1 and goroutine_id, "
+                   "before the goroutines line");
+  }
+  if (r_.producer_goroutines_at_end.size() >= kGoroutineFunctionsKept) return;
+  sim::LiveGoroutine g;
+  g.id = static_cast<uint32_t>(*id);
+  g.name = *function;
+  g.sleeping = *state == "sleep";
+  g.runnable = *state == "runnable" || *state == "running" || *state == "syscall";
+  g.waits_on = *state;
+  if (*count > 1) absl::StrAppend(&g.waits_on, " (", *count, " goroutines in this function)");
+  r_.producer_goroutines_at_end.push_back(std::move(g));
 }
 
 void ClientLines::Garbage(sim::Time at, absl::string_view line, absl::string_view why) {

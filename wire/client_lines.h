@@ -14,6 +14,12 @@
 //         in the log (librdkafka's RD_KAFKA_MSG_STATUS_NOT_PERSISTED, its
 //         documented meaning); not-persisted-absent holds it to that.
 //         "possibly_persisted", "persisted" and "unknown" promise nothing.
+//   - The goroutine report (a "goroutine" line per function the client's
+//     goroutines are still in after Close, then one "goroutines" line) is
+//     read as the model's survivors are: no-leaked-goroutines judges it
+//     when the scenario opts in ([checks] no_leaked_goroutines). A
+//     goroutine the runtime calls sleeping or runnable is not a leak, as
+//     in the model.
 //   - An ack whose offset is negative (librdkafka's -1001, RD_KAFKA_OFFSET_
 //     INVALID, after e.g. NOT_ENOUGH_REPLICAS_AFTER_APPEND then a
 //     successful retry; kafkajs with acks=0) says "written, offset
@@ -36,6 +42,7 @@
 #include "checks/run_record.h"
 #include "scenarios/spec.h"
 #include "sim/core/time.h"
+#include "wire/json_line.h"
 
 namespace wire {
 
@@ -77,6 +84,7 @@ class ClientLines {
 
  private:
   void Garbage(sim::Time at, absl::string_view line, absl::string_view why);
+  void Goroutine(sim::Time at, absl::string_view line, const JsonLine& j);
   void Keep(sim::Time at, const std::string& line);
 
   checks::RunRecord& r_;

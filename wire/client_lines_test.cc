@@ -155,6 +155,82 @@ TEST(ClientLines, AnErrorForNoMessageOfTheJob) {
   EXPECT_THAT(v->explanation, HasSubstr("outcome(s) for ids never produced"));
 }
 
+// A closed Sarama run and its goroutine report, each line as the driver
+// prints it (clients/sarama/goroutines.go).
+std::vector<std::string> ClosedSaramaRun(const std::vector<std::string>& report) {
+  std::vector<std::string> lines = {Start("sarama"), R"({"event":"closing","outstanding":0,"t_us":4})",
+                                    R"({"event":"closed","outstanding":0,"flush":"ok","t_us":5})"};
+  lines.insert(lines.end(), report.begin(), report.end());
+  return lines;
+}
+
+const char* kLeakedReceiver =
+    R"({"event":"goroutine","function":"(*Broker).responseReceiver","count":1,)"
+    R"("state":"chan receive","goroutine_id":43,"stack":"goroutine 43 [chan receive]:\n...","t_us":2005000})";
+
+scenarios::RunOutput Judged(checks::RunRecord record) {
+  scenarios::RunOutput out;
+  out.record = std::move(record);
+  out.violations = checks::EvaluateAll(out.record);
+  out.verdict = scenarios::Decide(out, &out.failing_check);
+  scenarios::ClassifyFailure(&out);
+  return out;
+}
+
+// Sarama's goroutine report: a receiver still blocked after Close is
+// no-leaked-goroutines' violation, with the model's signature for the
+// same mechanism; without the scenario's opt-in nothing fires.
+TEST(ClientLines, SaramaLeakedGoroutine) {
+  Fed f = Feed(ClosedSaramaRun(
+      {kLeakedReceiver, R"({"event":"goroutines","alive":1,"waited_us":2005000,"t_us":2005001})"}));
+  EXPECT_EQ(f.record.client->garbage_lines, 0) << testing::PrintToString(f.record.client->garbage);
+  EXPECT_TRUE(f.record.client->goroutines_reported);
+  EXPECT_EQ(f.record.client->goroutines_alive, 1);
+  ASSERT_EQ(f.record.producer_goroutines_at_end.size(), 1u);
+  EXPECT_EQ(f.record.producer_goroutines_at_end[0].waits_on, "chan receive");
+  EXPECT_EQ(Judged(f.record).verdict, scenarios::Verdict::kPass);  // not opted in
+
+  f.record.check_leaked_goroutines = true;  // real_world.cc: opted in, and reported
+  const scenarios::RunOutput out = Judged(f.record);
+  EXPECT_EQ(out.verdict, scenarios::Verdict::kSafety);
+  EXPECT_EQ(out.failing_check, "no-leaked-goroutines");
+  EXPECT_EQ(out.signature.Text(), "goroutine-leak@Broker.responseReceiver");
+  ASSERT_FALSE(out.violations.empty());
+  EXPECT_THAT(out.violations[0].witnesses[0],
+              HasSubstr("goroutine 43 '(*Broker).responseReceiver' still waits: chan receive "
+                        "(Close returned t=0.003s, the driver waited 2.005s for it to return)"));
+}
+
+// What the runtime calls sleeping or runnable is on its way, as in the
+// model, and an empty report is a pass.
+TEST(ClientLines, SaramaGoroutinesOnTheirWay) {
+  for (const std::vector<std::string>& report : std::vector<std::vector<std::string>>{
+           {R"({"event":"goroutines","alive":0,"waited_us":12000,"t_us":9})"},
+           {R"({"event":"goroutine","function":"(*client).tryRefreshMetadata.func2","count":1,"state":"sleep","goroutine_id":7,"stack":"","t_us":9})",
+            R"({"event":"goroutine","function":"(*Broker).Open.func1","count":2,"state":"runnable","goroutine_id":8,"stack":"","t_us":9})",
+            R"({"event":"goroutines","alive":3,"waited_us":2000000,"t_us":10})"}}) {
+    Fed f = Feed(ClosedSaramaRun(report));
+    EXPECT_EQ(f.record.client->garbage_lines, 0);
+    f.record.check_leaked_goroutines = true;
+    EXPECT_EQ(Judged(f.record).verdict, scenarios::Verdict::kPass) << report.front();
+  }
+}
+
+// A report that breaks the protocol is garbage, never a guess.
+TEST(ClientLines, GoroutineReportGarbage) {
+  for (const std::vector<std::string>& report : std::vector<std::vector<std::string>>{
+           {R"({"event":"goroutine","function":"","count":1,"state":"select","goroutine_id":1,"t_us":9})"},
+           {R"({"event":"goroutine","function":"f","count":0,"state":"select","goroutine_id":1,"t_us":9})"},
+           {R"({"event":"goroutine","function":"f","count":1,"goroutine_id":1,"t_us":9})"},
+           {R"({"event":"goroutines","alive":-1,"waited_us":0,"t_us":9})"},
+           {R"({"event":"goroutines","alive":0,"waited_us":0,"t_us":9})",
+            R"({"event":"goroutines","alive":0,"waited_us":0,"t_us":10})"},
+           {R"({"event":"goroutines","alive":0,"waited_us":0,"t_us":9})", kLeakedReceiver}}) {
+    Fed f = Feed(ClosedSaramaRun(report));
+    EXPECT_EQ(f.record.client->garbage_lines, 1) << report.back();
+  }
+}
+
 // Every line is kept with its time, garbage too, for a person to read.
 TEST(ClientLines, KeepsEveryLine) {
   Fed f = Feed({Start("kafkajs"), "not json", kProduce});

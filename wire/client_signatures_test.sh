@@ -29,6 +29,11 @@ expect stall "client-failure [client-hung] stalled-after-heal@fake"
 expect assertion "producer-assertion [no-producer-assertion]"
 expect dead-connection "client-failure [client-hung] kept-dead-connection@fake" \
   "$testdata/fake-client-blackhole.toml"
+# The Sarama driver's goroutine report: a leak where the scenario opts in,
+# nothing where it does not (the same trial passes).
+expect goroutine-leak "safety [no-leaked-goroutines] goroutine-leak@Broker.responseReceiver" \
+  "$testdata/fake-client-goroutines.toml"
+expect goroutine-leak "trial 1/1: pass client=sarama goroutine-leak"
 # The kept report of a failing trial names its signature's chain and the
 # history holds the client's lines beside the broker's.
 grep -q "signature: sequence-reuse@fake; how it came about:" "$out/sequence-reuse/trial-1.txt" ||

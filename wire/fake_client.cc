@@ -16,6 +16,9 @@
 //   stall            id 1 handed over, then nothing until killed.
 //   assertion        as the Sarama driver reports produceSet.add's
 //                    assertion (the start line says "sarama").
+//   goroutine-leak   ids 1 and 2 written and acked, closed, then the Sarama
+//                    driver's goroutine report of a receiver still blocked
+//                    (the start line says "sarama").
 //   dead-connection  id 1 written; 400 ms later (after the test scenario's
 //                    blackhole) id 2 on the same connection, given up
 //                    after 1 s and reported failed; then nothing, on no
@@ -208,7 +211,7 @@ int main(int argc, char** argv) {
   Job job = ReadJob();
   if (argc != 2) Fail("usage: prodsim-fake-client MODE");
   job.mode = argv[1];
-  const bool sarama = job.mode == "assertion";
+  const bool sarama = job.mode == "assertion" || job.mode == "goroutine-leak";
   Emit(absl::StrCat("\"event\":\"start\",\"client\":\"", sarama ? "sarama" : "fake",
                     "\",\"version\":\"", job.mode, "\""));
   Conn conn(job.host, job.port);
@@ -253,10 +256,22 @@ int main(int argc, char** argv) {
     Emit("\"event\":\"error\",\"id\":1,\"partition\":0,\"code\":-1,\"name\":"
          "\"ErrProduceSetAssertion\",\"text\":\"assertion failed: message out of sequence added "
          "to a batch\",\"status\":\"unknown\",\"fatal\":false");
+  } else if (job.mode == "goroutine-leak") {
+    Produced(1, job.topic);
+    Produced(2, job.topic);
+    Acked(1, p.Send(1, 0).base_offset.value);
+    Acked(2, p.Send(2, 1).base_offset.value);
   } else {
     Fail(absl::StrCat("unknown fake.mode '", job.mode, "'"));
   }
   Emit("\"event\":\"closing\",\"outstanding\":0");
   Emit("\"event\":\"closed\",\"outstanding\":0,\"flush\":\"ok\"");
+  if (job.mode == "goroutine-leak") {
+    // As clients/sarama/goroutines.go prints it after its wait.
+    Emit("\"event\":\"goroutine\",\"function\":\"(*Broker).responseReceiver\",\"count\":1,"
+         "\"state\":\"chan receive\",\"goroutine_id\":43,\"stack\":\"goroutine 43 [chan "
+         "receive]:\\ngithub.com/IBM/sarama.(*Broker).responseReceiver(0xc00003d400)\"");
+    Emit("\"event\":\"goroutines\",\"alive\":1,\"waited_us\":2000000");
+  }
   return 0;
 }

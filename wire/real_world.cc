@@ -39,6 +39,9 @@ constexpr size_t kStderrTailLines = 5;
 // After a kill, how long prodsim waits to reap the client and read the
 // rest of its output.
 constexpr Duration kReapWait = Duration::Seconds(2);
+// How long a driver may wait for its client's goroutines after "closed"
+// before its goroutine report (clients/README.md; prodsim-sarama's 2 s).
+constexpr Duration kGoroutineReportWait = Duration::Seconds(2);
 
 // The scheduler's window on the event loop; `after` runs after every wait.
 class LoopOutside final : public sim::Outside {
@@ -252,13 +255,15 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   client.name = driver->name;
 
   // The client's flush at close may wait until about a second before the
-  // bound: after that prodsim would kill it anyway.
+  // bound, less the goroutine report's wait, so that a report of a leak is
+  // not cut off as a hung client: after that prodsim would kill it anyway.
   const Duration workload_span =
       s.workload.close_at ? *s.workload.close_at
                           : Duration::Nanos(s.workload.interval.nanos() *
                                             (s.workload.messages / std::max(1, s.workload.burst)));
   const Duration flush_timeout = std::max(
-      Duration::Seconds(1), (o.time_limit - Time()) - workload_span - Duration::Seconds(1));
+      Duration::Seconds(1),
+      (o.time_limit - Time()) - workload_span - Duration::Seconds(1) - kGoroutineReportWait);
   const std::vector<std::string> topics = TopicsOf(s);
   ClientLines lines(record, s.workload, topics);
   Child::Spec spec;
@@ -315,6 +320,10 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
     client.malformed_frames.push_back(absl::StrCat("t=", n.at.ToString(), "s ", n.text));
   }
   AddSequences(record);
+  // A driver that reports no goroutines (librdkafka, kafkajs: no Go
+  // runtime to ask) leaves no-leaked-goroutines silent, as does a flush
+  // that timed out (Close had not returned; the driver reports nothing).
+  record.check_leaked_goroutines = s.checks.no_leaked_goroutines && client.goroutines_reported;
   std::string harness;
   if (!lines.job_error().empty()) {
     harness = absl::StrCat("the client refused its job: ", lines.job_error());

@@ -31,6 +31,10 @@
 //   - sarama.NewAsyncProducer connects to the bootstrap brokers and reads
 //     metadata before it returns; its failure (e.g. ErrOutOfBrokers) is
 //     exit 3, after a job_error line.
+//   - After "closed", if Close returned within the flush timeout, the
+//     goroutine report (goroutines.go): Sarama's goroutines still alive.
+//     After a timed-out flush there is none: Sarama is still closing, so
+//     its goroutines are alive by design.
 package main
 
 import (
@@ -208,7 +212,16 @@ func (o *Output) Outstanding() int64 {
 	return o.handed - o.outcomes
 }
 
-// Closed prints "closed"; anything after it goes to stderr.
+// PrintAfterClosed prints the goroutine report's lines, the only ones the
+// protocol allows after "closed".
+func (o *Output) PrintAfterClosed(e *Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	os.Stdout.Write(e.Line())
+}
+
+// Closed prints "closed"; anything after it but the goroutine report goes
+// to stderr.
 func (o *Output) Closed(flushed bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -444,6 +457,9 @@ func run() int {
 	case <-flush.C:
 	}
 	out.Closed(flushed)
+	if flushed {
+		ReportGoroutines(out)
+	}
 	return kExitOk
 }
 
