@@ -305,8 +305,8 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   if (options.record_trace) out.trace = w->sched.RenderTrace();
 
   const Bridge::Problems& problems = w->bridge.problems();
-  client.malformed_frames = problems.malformed_frames;
-  client.not_served = problems.not_served;
+  client.malformed_frames = problems.malformed_frames.first;
+  client.not_served = problems.not_served.first;
   // A batch the broker refused on the codec's word (a bad CRC, an invalid
   // batch, a stream that does not decompress, zstd below Produce v7) is the
   // client's malformed input: a 2.6 broker refuses it too.
@@ -319,10 +319,16 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   if (!lines.job_error().empty()) {
     harness = absl::StrCat("the client refused its job: ", lines.job_error());
   } else if (!problems.harness_errors.empty()) {
-    harness = problems.harness_errors.front();
+    harness = problems.harness_errors.first.front();
+  } else if (!problems.records_without_id.empty()) {
+    harness = problems.records_without_id.first.front();
+  } else if (!problems.limits.empty()) {
+    // A trial's client never comes near a limit; one reached means the
+    // machine or the client is not what the trial assumes.
+    harness = absl::StrCat("prodsim's wire limit reached: ", problems.limits.first.front());
   } else if (!problems.not_served.empty()) {
     harness = absl::StrCat("the client asked for what the model does not serve: ",
-                           problems.not_served.front());
+                           problems.not_served.first.front());
   }
   out.violations = checks::EvaluateAll(record);
   out.record = std::move(w->record);
@@ -362,7 +368,9 @@ scenarios::RunOutput Serve(const Scenario& s, const ServeOptions& options) {
     }
   }
   if (!w->bridge.problems().harness_errors.empty()) {
-    HarnessError(out, w->bridge.problems().harness_errors.front());
+    HarnessError(out, w->bridge.problems().harness_errors.first.front());
+  } else if (!w->bridge.problems().records_without_id.empty()) {
+    HarnessError(out, w->bridge.problems().records_without_id.first.front());
   }
   out.record = std::move(w->record);
   if (out.verdict != scenarios::Verdict::kHarnessError) {
