@@ -74,10 +74,14 @@ const char* const kRealUsage =
     "  printed in trial order: more load on the machine, see prodsim bench\n"
     "  --wire-jobs.\n"
     "serve: only serves the scenario's cluster, for your own application: prints\n"
-    "  the bootstrap address, applies the faults, and on SIGINT/SIGTERM (or at the\n"
-    "  scenario's limits.time) runs the checks that need no client outcomes\n"
-    "  (log-sequences-contiguous, no-duplicates) over the broker history, and\n"
-    "  writes that history to --history=OUT (default: serve-history.txt).\n";
+    "  the bootstrap address, applies the faults, and on SIGINT/SIGTERM or at the\n"
+    "  scenario's limits.time (the liveness grace does not end it: your\n"
+    "  application decides how long it runs) runs the checks that need no client\n"
+    "  outcomes (log-sequences-contiguous, no-duplicates) over the broker history,\n"
+    "  prints what it did not serve (malformed frames, records without a\n"
+    "  prodsim-id header, limits reached: counted, they fail no check), and\n"
+    "  writes that history to --history=OUT (default: serve-history.txt). A limit\n"
+    "  reached is also said on stderr when it first happens.\n";
 
 int RealCommand(int argc, char** argv) {
   std::vector<std::string> files;
@@ -256,6 +260,9 @@ int ServeCommand(int argc, char** argv) {
     std::fflush(stdout);
   };
   options.stop = [] { return g_stop != 0; };
+  options.say = [](const std::string& note) {
+    std::fprintf(stderr, "prodsim serve: %s\n", note.c_str());
+  };
   const RunOutput out = wire::Serve(s, options);
   std::printf("%s: %s t=%ss appends=%zu responses=%zu\n", files[0].c_str(),
               scenarios::VerdictText(out).c_str(), out.record.run.end_time.ToString().c_str(),

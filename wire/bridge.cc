@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -16,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "sim/core/assert.h"
 
 namespace wire {
 
@@ -32,12 +34,24 @@ struct Bridge::Conn {
   net::Endpoint ep;
   bool dialing = true;
   std::vector<std::shared_ptr<kafka::Message>> early;
-  // The headers of the requests that owe a response, in order: the broker
+  // The requests sent on (or waiting in `early`) and not yet retired, in
+  // order: one that owes a response (its header set) until the response is
+  // written out, an acks=0 one until the broker has taken it. The broker
   // model answers a connection's requests one at a time, in order.
-  std::deque<RequestHeader> owed;
-  std::string out;  // bytes not yet written to the socket
+  struct InFlight {
+    std::optional<RequestHeader> header;
+    size_t bytes = 0;  // what the decoded request holds (RequestBytes)
+  };
+  std::deque<InFlight> in_flight;
+  size_t in_flight_bytes = 0;
+  uint64_t sent = 0;     // requests given to `ep` (those of `early` once sent)
+  uint64_t retired = 0;  // requests popped from `in_flight`
+  std::string out;       // bytes not yet written to the socket
   bool closed = false;
+  bool reading = true;   // EPOLLIN armed
   bool want_write = false;
+  uint64_t active = 0;   // Bridge::activity_ at its last read
+  size_t held = 0;       // its bytes as last counted in Bridge::held_total_
 };
 
 namespace {
@@ -51,6 +65,15 @@ namespace {
 // dials again, as it would see a connect time out.
 constexpr sim::Duration kDialTimeout = sim::Duration::Seconds(1);
 
+// One read's bytes: the most the bridge reads past a whole frame that must
+// wait.
+constexpr size_t kReadChunkBytes = 64 * 1024;
+
+// One history event or log entry with its containers' bookkeeping, for the
+// estimates below (the largest event struct is about 130 bytes; the rest
+// is the allocator's and the map's overhead).
+constexpr size_t kEventBytes = 256;
+
 void SetResetOnClose(int fd) {
   linger l{};
   l.l_onoff = 1;
@@ -63,15 +86,102 @@ bool NoResponse(const kafka::Message& m) {
   return p != nullptr && p->acks == 0;
 }
 
+// What a decoded request holds in memory while it is in flight: its frame's
+// size stands for the fixed parts, and a Produce request's records, keys and
+// partition entries come on top (a record of 7 bytes on the wire is a
+// 56-byte Record).
+size_t RequestBytes(const kafka::Message& m, size_t frame_bytes) {
+  size_t bytes = frame_bytes + kEventBytes;
+  if (const auto* p = dynamic_cast<const kafka::ProduceRequest*>(&m)) {
+    for (const auto& [tp, batch] : p->batches) {
+      bytes += kEventBytes + tp.topic.size() + batch.invalid_why.size();
+      bytes += batch.records.size() * sizeof(kafka::Record);
+      for (const kafka::Record& r : batch.records) bytes += r.key.size();
+    }
+  }
+  return bytes;
+}
+
+// The most serving `m` can add to the brokers' logs and the history: per
+// partition an append, a response and a note, on every broker (followers
+// copy the batch); per record its copy in each log (key included) and its
+// id in the append, the response and the final log.
+size_t WorldCharge(const kafka::Message& m, int32_t brokers) {
+  const auto* p = dynamic_cast<const kafka::ProduceRequest*>(&m);
+  if (p == nullptr) return kEventBytes;
+  size_t bytes = 0;
+  for (const auto& [tp, batch] : p->batches) {
+    bytes += 3 * (kEventBytes + tp.topic.size()) + batch.invalid_why.size();
+    for (const kafka::Record& r : batch.records) {
+      bytes += sizeof(kafka::Record) + r.key.size() + 3 * sizeof(uint64_t);
+    }
+  }
+  return bytes * static_cast<size_t>(std::max(brokers, 1));
+}
+
+const char* LimitName(size_t i) {
+  static constexpr const char* kNames[] = {
+      "accept paused for want of file descriptors", "connections closed at the connection limit",
+      "connections closed over the bytes limit", "runs stopped at the history limit"};
+  return kNames[i];
+}
+
 }  // namespace
 
 Bridge::Bridge(EventLoop& loop, sim::Scheduler& sched, net::Network& network,
-               kafka::Cluster& cluster, net::NodeId client_node)
-    : loop_(loop), sched_(sched), network_(network), cluster_(cluster), client_node_(client_node) {}
+               kafka::Cluster& cluster, net::NodeId client_node, BridgeLimits limits)
+    : loop_(loop),
+      sched_(sched),
+      network_(network),
+      cluster_(cluster),
+      client_node_(client_node),
+      limits_(limits) {
+  PRODSIM_ASSERT(limits_.connections_max >= 1);
+  PRODSIM_ASSERT(limits_.in_flight_max >= 1);
+  loop_.set_before_wait([this] { ResumeMuted(); });
+}
 
-Bridge::~Bridge() { CloseAll(); }
+Bridge::~Bridge() {
+  loop_.set_before_wait(nullptr);
+  CloseAll();
+}
 
 std::string Bridge::Now() const { return absl::StrCat("t=", sched_.now().ToString(), "s"); }
+
+void Bridge::Keep(Kept& kept, std::string text) {
+  ++kept.total;
+  if (kept.first.size() < limits_.problems_kept) kept.first.push_back(std::move(text));
+}
+
+void Bridge::Note(std::string text) {
+  if (say_) say_(text);
+  if (history_ != nullptr) history_->notes.push_back(kafka::NoteEvent{sched_.now(), std::move(text)});
+}
+
+void Bridge::Reached(Limit limit, std::string text) {
+  const size_t i = static_cast<size_t>(limit);
+  Keep(problems_.limits, absl::StrCat(Now(), " ", text));
+  if (reached_[i]++ == 0) {
+    Note(absl::StrCat("prodsim's wire limit: ", text, " (said once; the count comes at the end)"));
+  }
+}
+
+std::vector<std::string> Bridge::Summary() const {
+  std::vector<std::string> lines;
+  const auto add = [&lines](const char* what, const Kept& k) {
+    if (k.empty()) return;
+    lines.push_back(absl::StrCat(what, ": ", k.total, "; the first: ", k.first.front()));
+  };
+  add("malformed frames (connection closed)", problems_.malformed_frames);
+  add("requests not served (connection closed)", problems_.not_served);
+  add("records without a prodsim-id header (connection closed, not appended)",
+      problems_.records_without_id);
+  add("harness errors", problems_.harness_errors);
+  for (size_t i = 0; i < reached_.size(); ++i) {
+    if (reached_[i] > 0) lines.push_back(absl::StrCat(LimitName(i), ": ", reached_[i]));
+  }
+  return lines;
+}
 
 absl::Status Bridge::Listen() {
   for (int32_t i = 0; i < cluster_.broker_count(); ++i) {
@@ -109,36 +219,87 @@ std::string Bridge::bootstrap() const {
 }
 
 void Bridge::OnAccept(kafka::BrokerId broker, int listen_fd) {
-  for (;;) {
+  while (!accept_paused_) {
     const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN: no more; anything else: try at the next event
-    ++accepted_;
-    const net::NodeId node = cluster_.broker(broker).node();
-    if (!network_.NodeUp(node)) {
-      SetResetOnClose(fd);
-      close(fd);
+    if (fd >= 0) {
+      Admit(broker, fd);
       continue;
     }
-    const int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    auto c = std::make_shared<Conn>();
-    c->id = next_conn_++;
-    c->broker = broker;
-    c->fd = fd;
-    conns_[c->id] = c;
-    if (history_ != nullptr) {
-      history_->connections.push_back(
-          kafka::ConnectionEvent{sched_.now(), broker, c->id, /*opened=*/true, ""});
-    }
-    if (absl::Status st = loop_.Add(fd, uint32_t{EPOLLIN} | uint32_t{EPOLLRDHUP},
-                                    [this, c](uint32_t events) { OnSocket(c, events); });
-        !st.ok()) {
-      problems_.harness_errors.push_back(absl::StrCat(Now(), " ", st.message()));
-      Close(c, /*reset=*/true);
-      continue;
-    }
-    sched_.Go(absl::StrCat("wire.conn", c->id), Pump(c), {.daemon = true, .world = true});
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return;  // none pending
+    // A connection reset while in the backlog, or a signal: the next one.
+    if (errno == ECONNABORTED || errno == EINTR) continue;
+    // Anything else (EMFILE, ENFILE, ENOBUFS, ENOMEM) leaves the connection
+    // in the backlog and the listener readable: trying again at once would
+    // spin, so accepting pauses.
+    PauseAccepting(errno);
+    return;
   }
+}
+
+void Bridge::Admit(kafka::BrokerId broker, int fd) {
+  ++accepted_;
+  const net::NodeId node = cluster_.broker(broker).node();
+  if (!network_.NodeUp(node)) {
+    SetResetOnClose(fd);
+    close(fd);
+    return;
+  }
+  if (conns_.size() >= limits_.connections_max) EvictIdlest();
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  auto c = std::make_shared<Conn>();
+  c->id = next_conn_++;
+  c->broker = broker;
+  c->fd = fd;
+  c->active = ++activity_;
+  conns_[c->id] = c;
+  // Two connection events in the history (opened, closed).
+  world_bytes_ += 2 * kEventBytes;
+  if (history_ != nullptr) {
+    history_->connections.push_back(
+        kafka::ConnectionEvent{sched_.now(), broker, c->id, /*opened=*/true, ""});
+  }
+  if (absl::Status st = loop_.Add(fd, uint32_t{EPOLLIN} | uint32_t{EPOLLRDHUP},
+                                  [this, c](uint32_t events) { OnSocket(c, events); });
+      !st.ok()) {
+    Keep(problems_.harness_errors, absl::StrCat(Now(), " ", st.message()));
+    Close(c, /*reset=*/true);
+    return;
+  }
+  sched_.Go(absl::StrCat("wire.conn", c->id), Pump(c), {.daemon = true, .world = true});
+}
+
+void Bridge::PauseAccepting(int error) {
+  accept_paused_ = true;
+  for (const auto& [id, fd] : listeners_) loop_.Modify(fd, 0).IgnoreError();
+  Reached(Limit::kDescriptors,
+          absl::StrCat("accept failed (", std::strerror(error), ") with ", conns_.size(),
+                       " connections open: accepting pauses for ",
+                       limits_.accept_backoff.ToString(),
+                       "s at a time until it succeeds; the open connections are still served"));
+  sched_.Go("wire.accept-backoff", ResumeAcceptingLater(), {.daemon = true, .world = true});
+}
+
+sim::Task<void> Bridge::ResumeAcceptingLater() {
+  co_await sched_.Sleep(limits_.accept_backoff);
+  if (!accept_paused_) co_return;
+  accept_paused_ = false;
+  // The connections waiting in the backlog make the listeners readable at
+  // the loop's next look.
+  for (const auto& [id, fd] : listeners_) loop_.Modify(fd, EPOLLIN).IgnoreError();
+}
+
+void Bridge::EvictIdlest() {
+  PRODSIM_ASSERT(!conns_.empty());
+  ConnPtr idlest;
+  for (const auto& [id, c] : conns_) {
+    if (idlest == nullptr || c->active < idlest->active) idlest = c;
+  }
+  Reached(Limit::kConnections,
+          absl::StrCat(conns_.size(), " connections open, the limit: connection ", idlest->id,
+                       " to broker-", idlest->broker.value,
+                       ", the least recently active, closed to make room"));
+  Close(idlest, /*reset=*/true);
 }
 
 // The simulated side of one connection: dials the broker's node, sends what
@@ -167,18 +328,35 @@ sim::Task<void> Bridge::Pump(ConnPtr c) {
       co_return;
     }
     const auto* m = dynamic_cast<const kafka::Message*>(in->get());
-    if (m == nullptr || c->owed.empty() || c->owed.front().correlation_id != m->correlation_id) {
-      problems_.harness_errors.push_back(absl::StrCat(
-          Now(), " broker-", c->broker.value, " answered correlation id ",
-          m == nullptr ? -1 : m->correlation_id, " on connection ", c->id,
-          c->owed.empty() ? " where none was owed"
-                          : absl::StrCat(" where ", c->owed.front().correlation_id, " was next")));
+    // A response means the broker took every request before it: the acks=0
+    // ones ahead of it are done.
+    while (!c->in_flight.empty() && !c->in_flight.front().header.has_value()) {
+      c->in_flight_bytes -= c->in_flight.front().bytes;
+      c->in_flight.pop_front();
+      ++c->retired;
+    }
+    if (m == nullptr || c->in_flight.empty() ||
+        c->in_flight.front().header->correlation_id != m->correlation_id) {
+      Keep(problems_.harness_errors,
+           absl::StrCat(Now(), " broker-", c->broker.value, " answered correlation id ",
+                        m == nullptr ? -1 : m->correlation_id, " on connection ", c->id,
+                        c->in_flight.empty()
+                            ? " where none was owed"
+                            : absl::StrCat(" where ", c->in_flight.front().header->correlation_id,
+                                           " was next")));
       Close(c, /*reset=*/true);
       co_return;
     }
-    const RequestHeader header = c->owed.front();
-    c->owed.pop_front();
+    const RequestHeader header = *c->in_flight.front().header;
     WriteToSocket(c, kafka::wire::EncodeResponse(header, *m, context_));
+    if (c->closed) co_return;
+    // Retired once written to the bridge's buffer: out_bytes_max bounds
+    // what waits there for a client that does not read.
+    c->in_flight_bytes -= c->in_flight.front().bytes;
+    c->in_flight.pop_front();
+    ++c->retired;
+    Resume(c);
+    if (!c->closed) Reaccount(*c);
   }
 }
 
@@ -186,65 +364,110 @@ void Bridge::OnSocket(const ConnPtr& c, uint32_t events) {
   if (c->closed) return;
   if ((events & EPOLLOUT) != 0) Flush(c);
   if (c->closed) return;
+  if (!c->reading) {
+    // Not reading: epoll still reports an error or a hang-up (the client
+    // reset the connection); nothing more can come from it.
+    if ((events & (EPOLLERR | EPOLLHUP)) != 0) Close(c, /*reset=*/true);
+    return;
+  }
   if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) == 0) return;
-  char buf[64 * 1024];
+  ReadSocket(c);
+}
+
+bool Bridge::ReadSocket(const ConnPtr& c) {
+  char buf[kReadChunkBytes];
   for (;;) {
     const ssize_t n = read(c->fd, buf, sizeof buf);
     if (n > 0) {
       c->framer.Append(std::string_view(buf, static_cast<size_t>(n)));
-      if (!HandleFrames(c)) return;
+      c->active = ++activity_;
+      if (!HandleFrames(c)) return false;
+      Reaccount(*c);
+      if (!EnforceHeldBytes(c)) return false;
+      // A whole frame waits for room: read no further (Kafka's mute); the
+      // kernel's buffers hold the rest and stop the client.
+      if (c->framer.Ready()) {
+        SetReading(c, false);
+        return true;
+      }
       continue;
     }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
     if (n < 0 && errno == EINTR) continue;
     // EOF or an error: the client closed (or reset) its side.
     Close(c, /*reset=*/false);
-    return;
+    return false;
   }
 }
 
+bool Bridge::CanDispatch(const Conn& c) const {
+  return !c.closed && !world_full_ && c.in_flight.size() < limits_.in_flight_max &&
+         c.out.size() < limits_.out_bytes_max;
+}
+
 bool Bridge::HandleFrames(const ConnPtr& c) {
-  for (;;) {
+  while (CanDispatch(*c) && c->framer.Ready()) {
     absl::StatusOr<std::optional<std::string>> frame = c->framer.Next();
     if (!frame.ok()) {
-      problems_.malformed_frames.push_back(absl::StrCat(Now(), " broker-", c->broker.value,
-                                                        " connection ", c->id, ": ",
-                                                        frame.status().message()));
+      Keep(problems_.malformed_frames, absl::StrCat(Now(), " broker-", c->broker.value,
+                                                    " connection ", c->id, ": ",
+                                                    frame.status().message()));
       Close(c, /*reset=*/false);
       return false;
     }
-    if (!frame->has_value()) return true;
-    absl::StatusOr<DecodedRequest> req = kafka::wire::DecodeRequest(**frame);
-    if (!req.ok()) {
-      problems_.malformed_frames.push_back(absl::StrCat(Now(), " broker-", c->broker.value,
-                                                        " connection ", c->id, ": ",
-                                                        req.status().message()));
-      Close(c, /*reset=*/false);
-      return false;
-    }
-    if (req->message == nullptr) {
-      problems_.not_served.push_back(absl::StrCat(Now(), " broker-", c->broker.value,
-                                                  " connection ", c->id, ": ", req->not_served,
-                                                  " is not served; connection closed"));
-      Close(c, /*reset=*/false);
-      return false;
-    }
-    if (const auto* p = dynamic_cast<const kafka::ProduceRequest*>(req->message.get())) {
-      for (const auto& [tp, batch] : p->batches) {
-        for (const kafka::Record& r : batch.records) {
-          if (r.record_id != 0) continue;
-          problems_.harness_errors.push_back(absl::StrCat(
-              Now(), " a record for ", tp.ToString(),
-              " without a valid prodsim-id header (the client driver must write one on every "
-              "message)"));
-          Close(c, /*reset=*/false);
-          return false;
-        }
+    PRODSIM_ASSERT(frame->has_value());  // Ready() said so
+    if (!Dispatch(c, **frame)) return false;
+  }
+  return !c->closed;
+}
+
+bool Bridge::Dispatch(const ConnPtr& c, const std::string& frame) {
+  absl::StatusOr<DecodedRequest> req = kafka::wire::DecodeRequest(frame);
+  const std::string where = absl::StrCat(Now(), " broker-", c->broker.value, " connection ", c->id);
+  if (!req.ok()) {
+    Keep(problems_.malformed_frames, absl::StrCat(where, ": ", req.status().message()));
+    Close(c, /*reset=*/false);
+    return false;
+  }
+  if (req->message == nullptr) {
+    Keep(problems_.not_served,
+         absl::StrCat(where, ": ", req->not_served, " is not served; connection closed"));
+    Close(c, /*reset=*/false);
+    return false;
+  }
+  if (const auto* p = dynamic_cast<const kafka::ProduceRequest*>(req->message.get())) {
+    for (const auto& [tp, batch] : p->batches) {
+      for (const kafka::Record& r : batch.records) {
+        if (r.record_id != 0) continue;
+        Keep(problems_.records_without_id,
+             absl::StrCat(Now(), " a record for ", tp.ToString(),
+                          " without a valid prodsim-id header (the client driver must write "
+                          "one on every message)"));
+        Close(c, /*reset=*/false);
+        return false;
       }
     }
-    if (!NoResponse(*req->message)) c->owed.push_back(req->header);
-    SendToBroker(c, std::move(req->message));
   }
+  const size_t charge = WorldCharge(*req->message, cluster_.broker_count());
+  if (world_bytes_ + charge > limits_.world_bytes_max) {
+    world_full_ = true;
+    const std::string why = absl::StrCat(
+        "the requests served could add more than ", limits_.world_bytes_max,
+        " bytes to the brokers' logs and history (BridgeLimits::world_bytes_max); the run stops");
+    Reached(Limit::kWorldBytes, why);
+    Keep(problems_.harness_errors, absl::StrCat(Now(), " ", why));
+    sched_.Stop(why);
+    Close(c, /*reset=*/true);
+    return false;
+  }
+  world_bytes_ += charge;
+  const size_t bytes = RequestBytes(*req->message, frame.size());
+  c->in_flight.push_back(Conn::InFlight{
+      NoResponse(*req->message) ? std::nullopt : std::optional<RequestHeader>(req->header),
+      bytes});
+  c->in_flight_bytes += bytes;
+  SendToBroker(c, std::move(req->message));
+  return true;
 }
 
 void Bridge::SendToBroker(const ConnPtr& c, std::shared_ptr<kafka::Message> m) {
@@ -255,6 +478,56 @@ void Bridge::SendToBroker(const ConnPtr& c, std::shared_ptr<kafka::Message> m) {
   // A send on a reset connection is lost, as TCP loses it; the pump sees
   // the reset and closes the socket.
   c->ep.Send(std::move(m));
+  ++c->sent;
+}
+
+void Bridge::RetireTaken(Conn& c) {
+  if (!c.ep.valid()) return;
+  PRODSIM_ASSERT(c.sent >= c.ep.Queued());
+  const uint64_t taken = c.sent - c.ep.Queued();
+  while (!c.in_flight.empty() && !c.in_flight.front().header.has_value() && c.retired < taken) {
+    c.in_flight_bytes -= c.in_flight.front().bytes;
+    c.in_flight.pop_front();
+    ++c.retired;
+  }
+}
+
+void Bridge::Resume(const ConnPtr& c) {
+  if (c->closed) return;
+  RetireTaken(*c);
+  if (!HandleFrames(c)) return;
+  if (!c->reading && !c->framer.Ready()) SetReading(c, true);
+}
+
+void Bridge::ResumeMuted() {
+  if (muted_.empty()) return;
+  const std::vector<uint64_t> ids(muted_.begin(), muted_.end());
+  for (const uint64_t id : ids) {
+    auto it = conns_.find(id);
+    if (it == conns_.end()) continue;
+    const ConnPtr c = it->second;
+    Resume(c);
+    if (!c->closed) Reaccount(*c);
+  }
+}
+
+void Bridge::SetReading(const ConnPtr& c, bool reading) {
+  if (c->reading == reading) return;
+  c->reading = reading;
+  if (reading) {
+    muted_.erase(c->id);
+  } else {
+    muted_.insert(c->id);
+  }
+  UpdateEvents(*c);
+}
+
+void Bridge::UpdateEvents(Conn& c) {
+  // EPOLLRDHUP only while reading: it stays set once the client shut its
+  // side, and a connection not reading would be woken by it forever.
+  const uint32_t events = (c.reading ? uint32_t{EPOLLIN} | uint32_t{EPOLLRDHUP} : uint32_t{0}) |
+                          (c.want_write ? uint32_t{EPOLLOUT} : uint32_t{0});
+  loop_.Modify(c.fd, events).IgnoreError();
 }
 
 void Bridge::WriteToSocket(const ConnPtr& c, std::string bytes) {
@@ -263,6 +536,7 @@ void Bridge::WriteToSocket(const ConnPtr& c, std::string bytes) {
 }
 
 void Bridge::Flush(const ConnPtr& c) {
+  const size_t before = c->out.size();
   while (!c->out.empty()) {
     const ssize_t n = send(c->fd, c->out.data(), c->out.size(), MSG_NOSIGNAL);
     if (n > 0) {
@@ -274,12 +548,39 @@ void Bridge::Flush(const ConnPtr& c) {
     Close(c, /*reset=*/true);  // the client's side is gone
     return;
   }
+  if (c->out.empty() && c->out.capacity() > limits_.out_bytes_max) c->out.shrink_to_fit();
   const bool want = !c->out.empty();
   if (want != c->want_write) {
     c->want_write = want;
-    const uint32_t events = EPOLLIN | EPOLLRDHUP | (want ? uint32_t{EPOLLOUT} : uint32_t{0});
-    loop_.Modify(c->fd, events).IgnoreError();
+    UpdateEvents(*c);
   }
+  // Room for responses again: what waited for it may go on.
+  if (c->out.size() < before && !c->reading) Resume(c);
+  if (!c->closed) Reaccount(*c);
+}
+
+void Bridge::Reaccount(Conn& c) {
+  PRODSIM_ASSERT(!c.closed);
+  const size_t held = c.framer.memory() + c.in_flight_bytes + c.out.capacity();
+  PRODSIM_ASSERT(held_total_ >= c.held);
+  held_total_ = held_total_ - c.held + held;
+  c.held = held;
+}
+
+bool Bridge::EnforceHeldBytes(const ConnPtr& c) {
+  while (held_total_ > limits_.held_bytes_max && !conns_.empty()) {
+    ConnPtr most;
+    for (const auto& [id, other] : conns_) {
+      if (most == nullptr || other->held > most->held) most = other;
+    }
+    Reached(Limit::kHeldBytes,
+            absl::StrCat("the connections held ", held_total_, " bytes, over the limit of ",
+                         limits_.held_bytes_max, ": connection ", most->id, " to broker-",
+                         most->broker.value, ", holding the most (", most->held,
+                         "), closed"));
+    Close(most, /*reset=*/true);
+  }
+  return !c->closed;
 }
 
 void Bridge::Close(const ConnPtr& conn, bool reset) {
@@ -293,6 +594,16 @@ void Bridge::Close(const ConnPtr& conn, bool reset) {
   close(c->fd);
   c->fd = -1;
   if (c->ep.valid()) c->ep.Close();
+  PRODSIM_ASSERT(held_total_ >= c->held);
+  held_total_ -= c->held;
+  c->held = 0;
+  // What it held goes with it (the pump may still hold the struct).
+  c->framer = kafka::wire::Framer();
+  c->in_flight.clear();
+  c->in_flight_bytes = 0;
+  c->early.clear();
+  std::string().swap(c->out);
+  muted_.erase(c->id);
   conns_.erase(c->id);
   if (history_ != nullptr) {
     history_->connections.push_back(kafka::ConnectionEvent{

@@ -27,20 +27,58 @@
 //   - a dial the network model fails (a partition at connect time): reset.
 //
 // Every record of a produce request must carry the header prodsim-id (the
-// codec reads it into Record::record_id); one without is a harness error
-// (the driver is broken), recorded in `harness_errors()`.
+// codec reads it into Record::record_id); one without closes the connection
+// and is counted in `records_without_id` (RunReal makes it a harness error:
+// its driver is broken; serve reports it: a user's application may be).
+//
+// Everything a client can make the bridge hold is bounded (BridgeLimits),
+// so that a hostile or broken client cannot take the harness down:
+//   - back-pressure, Kafka's muting made a bound: a 2.6 broker reads no
+//     further request from a connection until the one it read is answered
+//     (SocketServer's Processor mutes the channel on each receive and
+//     unmutes it once the response is sent). The bridge sends a
+//     connection's requests on as they come, up to `in_flight_max`, because
+//     the broker model serves a connection's requests one at a time, in
+//     order, which is what muting gives (a request waiting in the bridge
+//     instead of on the simulated link would pay the link's latency twice).
+//     Past that, or while `out_bytes_max` of responses wait for a client
+//     that does not read them, the bridge stops reading the socket (the
+//     kernel's buffers then stop the client), holding at most one whole
+//     frame and one read's bytes beyond it;
+//   - request size and content: the codec's limits (socket.request.max.bytes,
+//     and sim/kafka/wire/codec.h's per-request ones);
+//   - memory across connections: `held_bytes_max` (read buffers, requests
+//     in flight, responses not yet written); over it, the connection holding
+//     the most is closed;
+//   - connections: `connections_max`; at the cap the least recently active
+//     connection is closed to make room, as Kafka's Processor closes
+//     Selector.lowestPriorityChannel when max.connections is exceeded;
+//   - descriptors: when accept fails (EMFILE, ENFILE, ...) the listeners are
+//     paused for `accept_backoff` and tried again; the open connections are
+//     still served. (Kafka 2.6's Acceptor logs the IOException and selects
+//     again at once, a busy loop while the descriptors stay short.)
+//   - the history: what requests can add to the brokers' logs and history is
+//     charged against `world_bytes_max`; past it the run stops with a
+//     harness error, as a runaway scenario stops at limits.steps.
+// Each limit reached is noted in the history once (and said through
+// `set_say`, which serve prints to stderr) and counted; Summary() gives the
+// counts for the end of a run.
 //
 // Single-threaded: everything runs on the EventLoop's thread, inside the
 // scheduler's Outside::Tick or in the simulated tasks.
 #ifndef PRODSIM_WIRE_BRIDGE_H_
 #define PRODSIM_WIRE_BRIDGE_H_
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/container/btree_map.h"
+#include "absl/container/btree_set.h"
 #include "absl/status/status.h"
 #include "sim/core/scheduler.h"
 #include "sim/kafka/cluster.h"
@@ -50,20 +88,55 @@
 
 namespace wire {
 
+// The bridge's bounds. Kafka 2.6 sets none of these by default (max.connections
+// and queued.max.request.bytes are unbounded); the values are prodsim's, each
+// far above what a scenario's client uses.
+struct BridgeLimits {
+  // Below the 1,024 descriptors a process usually may open; a trial's client
+  // opens one connection per broker and a bootstrap one, a few dozen at most.
+  size_t connections_max = 512;
+  // Requests of one connection sent to the broker and not yet answered (or,
+  // for acks=0, not yet taken by the broker). Clients keep at most 5 in
+  // flight (librdkafka and the Java client with idempotence, Sarama's
+  // default); kafkajs has no bound of its own.
+  size_t in_flight_max = 32;
+  // Response bytes of one connection waiting for the client to read them.
+  size_t out_bytes_max = size_t{1} << 20;
+  // Everything the connections hold together: room for two frames of
+  // socket.request.max.bytes (100 MiB) and more.
+  size_t held_bytes_max = size_t{256} << 20;
+  // What served requests may add to the brokers' logs and the history,
+  // estimated per request (WorldCharge in bridge.cc); a 1,000-message trial
+  // adds about a megabyte.
+  size_t world_bytes_max = size_t{1} << 30;
+  // How long accepting pauses when accept fails (out of descriptors).
+  sim::Duration accept_backoff = sim::Duration::Millis(200);
+  // Texts kept per kind of problem (every one is counted).
+  size_t problems_kept = 100;
+};
+
 class Bridge {
  public:
-  // What the bridge saw that is the client's fault or the harness's, with
-  // the world's time.
+  // The first texts of one kind of problem, with the world's time, and how
+  // many there were in all.
+  struct Kept {
+    std::vector<std::string> first;
+    uint64_t total = 0;
+    bool empty() const { return total == 0; }
+  };
+  // What the bridge saw that is the client's fault or the harness's.
   struct Problems {
-    std::vector<std::string> malformed_frames;
-    std::vector<std::string> not_served;
-    std::vector<std::string> harness_errors;
+    Kept malformed_frames;
+    Kept not_served;
+    Kept records_without_id;  // records without a valid prodsim-id header
+    Kept limits;              // a BridgeLimits bound reached
+    Kept harness_errors;
   };
 
   // REQUIRES: every argument outlives the Bridge; the scheduler's tasks are
   // destroyed before it (they hold its connections).
   Bridge(EventLoop& loop, sim::Scheduler& sched, net::Network& network, kafka::Cluster& cluster,
-         net::NodeId client_node);
+         net::NodeId client_node, BridgeLimits limits = {});
   ~Bridge();
   Bridge(const Bridge&) = delete;
   Bridge& operator=(const Bridge&) = delete;
@@ -74,28 +147,67 @@ class Bridge {
   std::string bootstrap() const;
   const kafka::wire::EncodeContext& context() const { return context_; }
   const Problems& problems() const { return problems_; }
+  // One line per kind of problem and limit seen, with its count and first
+  // text, for the end of a run; empty if none.
+  std::vector<std::string> Summary() const;
   // Closes every listening socket and connection (RST). Idempotent.
   void CloseAll();
   size_t open_connections() const { return conns_.size(); }
   // Where each accepted and closed connection is recorded (the trial's
   // broker history); none if null.
   void set_history(kafka::History* history) { history_ = history; }
+  // Also told each limit's first note as it happens (serve prints it).
+  void set_say(std::function<void(const std::string&)> say) { say_ = std::move(say); }
   uint64_t connections_accepted() const { return accepted_; }
+  // The bytes the connections hold now (read buffers, requests in flight,
+  // responses not yet written), as counted against held_bytes_max.
+  size_t held_bytes() const { return held_total_; }
 
  private:
   struct Conn;
   using ConnPtr = std::shared_ptr<Conn>;
+  enum class Limit : size_t { kDescriptors, kConnections, kHeldBytes, kWorldBytes, kCount };
 
   void OnAccept(kafka::BrokerId broker, int listen_fd);
+  void Admit(kafka::BrokerId broker, int fd);
+  void PauseAccepting(int error);
+  sim::Task<void> ResumeAcceptingLater();
+  void EvictIdlest();
   void OnSocket(const ConnPtr& c, uint32_t events);
-  // Decodes every whole frame buffered; false if the connection was closed.
+  // Reads until the socket is drained or a whole frame must wait; false if
+  // the connection was closed.
+  bool ReadSocket(const ConnPtr& c);
+  // Sends on every whole frame buffered while the connection has room; false
+  // if the connection was closed.
   bool HandleFrames(const ConnPtr& c);
+  bool CanDispatch(const Conn& c) const;
+  // Decodes one frame and sends it on; false if the connection was closed.
+  bool Dispatch(const ConnPtr& c, const std::string& frame);
   void SendToBroker(const ConnPtr& c, std::shared_ptr<kafka::Message> m);
+  // Retires the acks=0 requests at the head of the connection's in-flight
+  // list that the broker has taken.
+  void RetireTaken(Conn& c);
+  // Sends what waits if there is room again, and reads again once no whole
+  // frame waits.
+  void Resume(const ConnPtr& c);
+  void ResumeMuted();
+  void SetReading(const ConnPtr& c, bool reading);
+  void UpdateEvents(Conn& c);
   void WriteToSocket(const ConnPtr& c, std::string bytes);
   void Flush(const ConnPtr& c);
+  // Brings held_total_ up to date with the connection's bytes.
+  void Reaccount(Conn& c);
+  // Closes the connections holding the most until held_total_ is within
+  // its limit; false if `c` was among them.
+  bool EnforceHeldBytes(const ConnPtr& c);
   // Closes the socket (with an RST if `reset`) and the simulated connection.
   void Close(const ConnPtr& c, bool reset);
   sim::Task<void> Pump(ConnPtr c);
+  void Keep(Kept& kept, std::string text);
+  // Counts a limit reached; the first of its kind is noted in the history
+  // and said.
+  void Reached(Limit limit, std::string text);
+  void Note(std::string text);
   std::string Now() const;
 
   EventLoop& loop_;
@@ -103,12 +215,21 @@ class Bridge {
   net::Network& network_;
   kafka::Cluster& cluster_;
   net::NodeId client_node_;
+  BridgeLimits limits_;
   kafka::wire::EncodeContext context_;
   absl::btree_map<int32_t, int> listeners_;  // broker id -> fd
   absl::btree_map<uint64_t, ConnPtr> conns_;
+  absl::btree_set<uint64_t> muted_;  // connections not reading their socket
   uint64_t next_conn_ = 1;
   uint64_t accepted_ = 0;
+  uint64_t activity_ = 0;  // bumped at each read: the connections' recency
+  size_t held_total_ = 0;
+  size_t world_bytes_ = 0;
+  bool world_full_ = false;
+  bool accept_paused_ = false;
+  std::array<uint64_t, static_cast<size_t>(Limit::kCount)> reached_{};
   kafka::History* history_ = nullptr;
+  std::function<void(const std::string&)> say_;
   Problems problems_;
 };
 

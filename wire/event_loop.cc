@@ -78,6 +78,7 @@ sim::Time EventLoop::Now() const {
 }
 
 sim::Time EventLoop::Wait(sim::Time deadline, bool block) {
+  if (before_wait_) before_wait_();
   int timeout_ms = 0;
   if (block) {
     timeout_ms = -1;

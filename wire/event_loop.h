@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 
 #include "absl/container/btree_map.h"
 #include "absl/functional/any_invocable.h"
@@ -38,6 +39,12 @@ class EventLoop {
   absl::Status Modify(int fd, uint32_t events);
   // Forgets the fd (the caller closes it).
   void Remove(int fd);
+  // Runs at the start of every Wait, before the loop looks at its fds (or
+  // blocks): the bridge resumes there the connections it stopped reading
+  // while the simulated broker had their requests, since the broker taking
+  // a request makes no event an fd would report. One hook; an empty one
+  // removes it.
+  void set_before_wait(absl::AnyInvocable<void()> hook) { before_wait_ = std::move(hook); }
 
   sim::Time Now() const;
   // Waits for an event until `deadline` (sim::Time::Max(): unbounded) if
@@ -51,6 +58,7 @@ class EventLoop {
   int64_t start_ns_ = 0;  // CLOCK_MONOTONIC at construction
   absl::Status status_;
   absl::btree_map<int, std::shared_ptr<Callback>> callbacks_;
+  absl::AnyInvocable<void()> before_wait_;
 };
 
 }  // namespace wire

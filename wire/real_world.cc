@@ -310,8 +310,8 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   if (options.record_trace) out.trace = w->sched.RenderTrace();
 
   const Bridge::Problems& problems = w->bridge.problems();
-  client.malformed_frames = problems.malformed_frames;
-  client.not_served = problems.not_served;
+  client.malformed_frames = problems.malformed_frames.first;
+  client.not_served = problems.not_served.first;
   // A batch the broker refused on the codec's word (a bad CRC, an invalid
   // batch, a stream that does not decompress, zstd below Produce v7) is the
   // client's malformed input: a 2.6 broker refuses it too.
@@ -328,10 +328,16 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   if (!lines.job_error().empty()) {
     harness = absl::StrCat("the client refused its job: ", lines.job_error());
   } else if (!problems.harness_errors.empty()) {
-    harness = problems.harness_errors.front();
+    harness = problems.harness_errors.first.front();
+  } else if (!problems.records_without_id.empty()) {
+    harness = problems.records_without_id.first.front();
+  } else if (!problems.limits.empty()) {
+    // A trial's client never comes near a limit; one reached means the
+    // machine or the client is not what the trial assumes.
+    harness = absl::StrCat("prodsim's wire limit reached: ", problems.limits.first.front());
   } else if (!problems.not_served.empty()) {
     harness = absl::StrCat("the client asked for what the model does not serve: ",
-                           problems.not_served.front());
+                           problems.not_served.first.front());
   }
   out.violations = checks::EvaluateAll(record);
   out.record = std::move(w->record);
@@ -356,6 +362,13 @@ scenarios::RunOutput Serve(const Scenario& s, const ServeOptions& options) {
   }
   std::unique_ptr<RealWorld> w = *std::move(opened);
   w->record.idempotent = true;  // the log checks look at producer ids only
+  // Serve ends at SIGINT/SIGTERM or limits.time, not at the last heal plus
+  // limits.liveness_grace: the user's application decides how long it
+  // runs, and the grace bounds the wait for a client's outcomes, which
+  // serve neither sees nor checks.
+  w->cluster.set_count_fault_hook(nullptr);
+  w->sched.set_time_limit(Time() + s.limits.time);
+  if (options.say) w->bridge.set_say(options.say);
   if (options.on_ready) options.on_ready(w->bridge.bootstrap());
   RealWorld* world = w.get();
   w->outside.set_after([world, &options] {
@@ -370,8 +383,14 @@ scenarios::RunOutput Serve(const Scenario& s, const ServeOptions& options) {
       out.violations.push_back(*std::move(v));
     }
   }
+  // What the clients sent that was not served (malformed frames, records
+  // without a prodsim-id, limits reached) is counted and reported, and
+  // fails no check of the clients that were served.
+  for (std::string& line : w->bridge.Summary()) {
+    w->record.kafka.notes.push_back(kafka::NoteEvent{w->sched.now(), "wire: " + line});
+  }
   if (!w->bridge.problems().harness_errors.empty()) {
-    HarnessError(out, w->bridge.problems().harness_errors.front());
+    HarnessError(out, w->bridge.problems().harness_errors.first.front());
   }
   out.record = std::move(w->record);
   if (out.verdict != scenarios::Verdict::kHarnessError) {

@@ -17,7 +17,8 @@
 //
 // Bounds: a trial ends when the client has exited and its output is read,
 // or at the scenario's time limit (limits.time, or the last heal plus
-// limits.liveness_grace, whichever is sooner), capped by RealOptions::bound;
+// limits.liveness_grace, whichever is sooner), capped by RealOptions::bound
+// (serve: limits.time only);
 // a client still running then is killed (client-hung). Nothing outlives a
 // trial: the child's process group is killed and reaped, every socket
 // closed.
@@ -61,12 +62,19 @@ RealOutput RunReal(const scenarios::Scenario& s, const RealOptions& options);
 
 // `prodsim serve`: the world without a client. `on_ready` gets the
 // bootstrap address once the ports are open. Runs until the scenario's
-// time limit or until `stop` returns true (polled every event-loop round,
-// e.g. a SIGINT flag); then the checks that need no client outcomes
-// (log-sequences-contiguous, no-duplicates) run over the broker history.
+// limits.time (not the last heal plus the liveness grace: the user's
+// application decides how long it needs) or limits.steps, or until `stop`
+// returns true (polled every event-loop round, e.g. a SIGINT flag); then
+// the checks that need no client outcomes (log-sequences-contiguous,
+// no-duplicates) run over the broker history, and the bridge's counts of
+// what it did not serve (malformed frames, records without a prodsim-id,
+// limits reached) become notes. `say` gets each limit's first note as it
+// happens. Only a harness error of prodsim's own makes the verdict
+// harness-error.
 struct ServeOptions {
   std::function<void(const std::string& bootstrap)> on_ready;
   std::function<bool()> stop;
+  std::function<void(const std::string& note)> say;
 };
 scenarios::RunOutput Serve(const scenarios::Scenario& s, const ServeOptions& options);
 

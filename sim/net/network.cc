@@ -190,6 +190,13 @@ bool Endpoint::Send(PayloadPtr msg) {
 
 sim::Chan<PayloadPtr>::RecvAwaiter Endpoint::Recv() { return inbox()->Recv(); }
 
+size_t Endpoint::Queued() const {
+  PRODSIM_ASSERT(valid());
+  if (conn_->closed) return 0;
+  const Direction& d = conn_->dir[side_];
+  return d.wire.size() + d.held.size() + conn_->inbox[1 - side_]->size();
+}
+
 sim::Chan<PayloadPtr>* Endpoint::inbox() const {
   PRODSIM_ASSERT(valid());
   return conn_->inbox[side_].get();
@@ -407,7 +414,7 @@ bool Network::SendOn(const ConnPtr& c, int side, PayloadPtr msg) {
   PRODSIM_ASSERT(!c->closed);
   PRODSIM_ASSERT(side == 0 || side == 1);
   Direction& d = c->dir[side];
-  const size_t queued = d.wire.size() + d.held.size() + c->inbox[1 - side]->size();
+  const size_t queued = Endpoint(c, side).Queued();
   if (queued >= kQueuedMessagesMax) {
     impl_->sched->Stop(absl::StrCat("net: connection ", c->id, " has ", queued,
                                     " messages queued in one direction (limit ",

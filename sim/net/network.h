@@ -136,6 +136,11 @@ class Endpoint {
   // Closes the connection from this side: both sides see it reset.
   void Close();
   bool closed() const;
+  // The messages this side sent that the peer has not yet taken with Recv
+  // (on the wire, held by a partition, or in the peer's inbox); 0 once
+  // closed. The wire bridge bounds what a real client has in flight with
+  // it: a request the broker has taken is being served or done.
+  size_t Queued() const;
 
  private:
   std::shared_ptr<Connection> conn_;

@@ -133,6 +133,34 @@ std::vector<Arrival> RunStream(uint64_t seed, LatencyModel latency, int count, D
   return out;
 }
 
+// Sends three messages, records Queued() on the wire, after delivery and
+// after the peer takes one, then after a reset.
+Task<void> QueuedCounts(Scheduler* s, Network* net, NodeId from, NodeId to,
+                        std::vector<size_t>* out) {
+  Endpoint client, server;
+  co_await Connect(net, from, to, &client, &server);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(client.Send(M(i)));
+  out->push_back(client.Queued());  // on the wire
+  co_await s->Sleep(Ms(5));
+  out->push_back(client.Queued());  // in the peer's inbox
+  co_await server.Recv();
+  out->push_back(client.Queued());
+  out->push_back(server.Queued());  // nothing sent the other way
+  client.Close();
+  out->push_back(client.Queued());
+}
+
+// Goal: Queued counts what one side sent and the peer has not taken, on the
+// wire or in the peer's inbox (the wire bridge's measure of what a broker
+// has not yet taken), and nothing once the connection is closed.
+TEST(NetworkTest, QueuedCountsWhatThePeerHasNotTaken) {
+  World w;
+  std::vector<size_t> counts;
+  w.sched.Go("queued", QueuedCounts(&w.sched, &w.net, w.client, w.broker, &counts));
+  EXPECT_EQ(w.sched.Run().outcome, Outcome::kAllDone);
+  EXPECT_THAT(counts, ElementsAre(3u, 3u, 2u, 0u, 0u));
+}
+
 // Each direction is FIFO even when per-message latency draws would reorder.
 TEST(NetworkTest, FifoPerDirectionUnderExponentialLatency) {
   constexpr int kCount = 2000;

@@ -185,6 +185,15 @@ constexpr int16_t kTimestampTypeBit = 0x08;
 constexpr int16_t kTransactionalBit = 0x10;
 constexpr int16_t kControlBit = 0x20;
 
+// What one request has used of the limits of codec.h so far, and the first
+// limit it went over (empty: none).
+struct RequestBudget {
+  size_t partitions = 0;
+  size_t records = 0;
+  size_t decompressed_bytes = 0;
+  std::string exceeded;
+};
+
 void MarkInvalid(RecordBatch& b, ErrorCode code, std::string why) {
   if (b.invalid != ErrorCode::NONE) return;  // the first problem, as Kafka finds it
   b.invalid = code;
@@ -240,12 +249,21 @@ bool DecodeRecord(Reader& r, int64_t first_timestamp_ms, int32_t index, Record* 
   return true;
 }
 
-// The records after the batch header, uncompressed.
+// The records after the batch header, uncompressed. The records decoded
+// count against the request's budget as they come (not the batch's
+// count, which may lie: a batch claiming 2^31 records with bytes for two is
+// INVALID_RECORD, as Kafka finds it, not over a limit).
 void DecodeRecords(std::string_view bytes, int32_t count, int64_t first_timestamp_ms,
-                   RecordBatch& b) {
+                   RecordBatch& b, RequestBudget& budget) {
   Reader r(bytes);
   std::string why;
   for (int32_t i = 0; i < count; ++i) {
+    if (budget.records >= kRecordsPerRequestMax) {
+      b.records.clear();
+      budget.exceeded = absl::StrCat("more than ", kRecordsPerRequestMax, " records");
+      return;
+    }
+    ++budget.records;
     Record rec;
     if (!DecodeRecord(r, first_timestamp_ms, i, &rec, &why)) {
       b.records.clear();
@@ -271,13 +289,19 @@ constexpr size_t kDecompressedBytesMax = size_t{64} << 20;
 // (LogValidator.validateMessagesAndAssignOffsetsCompressed: a stream that
 // does not decompress is a corrupt record).
 void DecodeCompressedRecords(int codec, std::string_view bytes, int32_t count,
-                             int64_t first_timestamp_ms, RecordBatch& b) {
+                             int64_t first_timestamp_ms, RecordBatch& b, RequestBudget& budget) {
   absl::StatusOr<std::string> plain = Decompress(codec, bytes, kDecompressedBytesMax);
   if (!plain.ok()) {
     MarkInvalid(b, ErrorCode::CORRUPT_MESSAGE, std::string(plain.status().message()));
     return;
   }
-  DecodeRecords(*plain, count, first_timestamp_ms, b);
+  budget.decompressed_bytes += plain->size();
+  if (budget.decompressed_bytes > kDecompressedBytesPerRequestMax) {
+    budget.exceeded =
+        absl::StrCat("more than ", kDecompressedBytesPerRequestMax, " decompressed bytes");
+    return;
+  }
+  DecodeRecords(*plain, count, first_timestamp_ms, b, budget);
 }
 
 // Validation of one v2 batch of `batch` bytes, in the order Kafka's
@@ -287,7 +311,7 @@ void DecodeCompressedRecords(int codec, std::string_view bytes, int32_t count,
 // compressed batches are read as a 2.6 broker reads them
 // (sim/kafka/wire/compression.h).
 void ValidateBatch(std::string_view batch, int64_t base_offset, int16_t version, size_t bytes_after,
-                   RecordBatch& b) {
+                   RecordBatch& b, RequestBudget& budget) {
   if (bytes_after != 0) {
     MarkInvalid(b, ErrorCode::INVALID_RECORD,
                 absl::StrCat("more than one batch (", bytes_after, " bytes after the first)"));
@@ -346,10 +370,11 @@ void ValidateBatch(std::string_view batch, int64_t base_offset, int16_t version,
                              b.base_sequence.value));
   }
   if (codec == 0) {
-    DecodeRecords(batch.substr(kBatchHeaderBytes), std::max(count, 0), first_timestamp, b);
+    DecodeRecords(batch.substr(kBatchHeaderBytes), std::max(count, 0), first_timestamp, b,
+                  budget);
   } else if (codec <= 4 && b.invalid == ErrorCode::NONE) {
     DecodeCompressedRecords(codec, batch.substr(kBatchHeaderBytes), std::max(count, 0),
-                            first_timestamp, b);
+                            first_timestamp, b, budget);
   }
 }
 
@@ -357,7 +382,8 @@ void ValidateBatch(std::string_view batch, int64_t base_offset, int16_t version,
 // batch header, a batch longer than the set, a length below 14, a magic
 // outside 0..2) is an error: the connection is closed. The rest is the
 // partition's answer, in RecordBatch::invalid.
-absl::StatusOr<RecordBatch> DecodeRecordSet(std::string_view set, int16_t version) {
+absl::StatusOr<RecordBatch> DecodeRecordSet(std::string_view set, int16_t version,
+                                            RequestBudget& budget) {
   if (set.size() < kUpToMagicBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("record_set of ", set.size(), " bytes holds no batch"));
@@ -383,7 +409,8 @@ absl::StatusOr<RecordBatch> DecodeRecordSet(std::string_view set, int16_t versio
                 absl::StrCat("magic ", magic, " batch on Produce v", version, " (v3+ needs 2)"));
     return b;
   }
-  ValidateBatch(set.substr(0, batch_bytes), base_offset, version, set.size() - batch_bytes, b);
+  ValidateBatch(set.substr(0, batch_bytes), base_offset, version, set.size() - batch_bytes, b,
+                budget);
   return b;
 }
 
@@ -480,6 +507,17 @@ absl::Status ReadRequestHeader(Reader& r, RequestHeader& h) {
   return r.status();
 }
 
+// The refusal of a well-formed request over one of codec.h's limits.
+std::string OverLimit(const RequestHeader& h, std::string_view what) {
+  return absl::StrCat(VersionName(h), " with ", Av(what),
+                      " (prodsim's limit per request, sim/kafka/wire/codec.h)");
+}
+
+std::string TopicNameTooLong(std::string_view name) {
+  return absl::StrCat("a topic name of ", name.size(), " bytes (Kafka's longest is ",
+                      kTopicNameBytesMax, ")");
+}
+
 BodyResult DecodeApiVersionsRequest(Reader& r, const RequestHeader& h) {
   auto m = NewRequest<ApiVersionsRequest>(h.correlation_id);
   m->version = h.api_version;
@@ -499,8 +537,14 @@ BodyResult DecodeMetadataRequest(Reader& r, const RequestHeader& h) {
   const std::optional<size_t> n = r.ArrayCount(flexible, "topics");
   if (!n.has_value() && v == 0) r.Fail("null topics array in v0");
   if (n.has_value() && *n == 0 && v >= 1) m->no_topics = true;
+  if (n.has_value() && *n > kTopicsPerRequestMax) {
+    return {nullptr, OverLimit(h, absl::StrCat(*n, " topics, more than ", kTopicsPerRequestMax))};
+  }
   for (size_t i = 0; n.has_value() && i < *n && r.ok(); ++i) {
     m->topics.push_back(r.String(flexible, "topic name"));
+    if (m->topics.back().size() > kTopicNameBytesMax) {
+      return {nullptr, OverLimit(h, TopicNameTooLong(m->topics.back()))};
+    }
     r.Tags(flexible, "topic tags");
   }
   if (v >= 4) r.Bool("allow auto topic creation");  // the model creates no topics
@@ -538,16 +582,30 @@ absl::StatusOr<BodyResult> DecodeProduceRequest(Reader& r, const RequestHeader& 
   m->acks = r.Int16("acks");
   m->timeout = sim::Duration::Millis(r.Int32("timeout"));
   const size_t topics = r.NonNullArrayCount(false, "topic data");
+  if (r.ok() && topics > kTopicsPerRequestMax) {
+    return BodyResult{nullptr,
+                      OverLimit(h, absl::StrCat(topics, " topics, more than ", kTopicsPerRequestMax))};
+  }
+  RequestBudget budget;
   for (size_t t = 0; t < topics && r.ok(); ++t) {
     const std::string topic = r.String(false, "topic");
+    if (r.ok() && topic.size() > kTopicNameBytesMax) {
+      return BodyResult{nullptr, OverLimit(h, TopicNameTooLong(topic))};
+    }
     const size_t partitions = r.NonNullArrayCount(false, "partition data");
+    budget.partitions += partitions;
+    if (r.ok() && budget.partitions > kPartitionsPerRequestMax) {
+      return BodyResult{nullptr, OverLimit(h, absl::StrCat("more than ", kPartitionsPerRequestMax,
+                                                           " partitions"))};
+    }
     for (size_t p = 0; p < partitions && r.ok(); ++p) {
       const PartitionId partition(r.Int32("partition"));
       const int32_t size = r.Int32("record set size");
       if (r.ok() && size < 0) r.Fail("null record set");
       const std::string_view set = r.Raw(static_cast<size_t>(std::max(size, 0)), "record set");
       if (!r.ok()) break;
-      absl::StatusOr<RecordBatch> batch = DecodeRecordSet(set, h.api_version);
+      absl::StatusOr<RecordBatch> batch = DecodeRecordSet(set, h.api_version, budget);
+      if (!budget.exceeded.empty()) return BodyResult{nullptr, OverLimit(h, budget.exceeded)};
       if (!batch.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(
             absl::CHexEscape(topic), "/", partition.value, ": ", batch.status().message()));
@@ -932,14 +990,33 @@ std::shared_ptr<Message> DecodeProduceResponse(Reader& r, int16_t v) {
 
 // --- Framing --------------------------------------------------------------------
 
+namespace {
+// A buffer that held a large frame gives its memory back once it is mostly
+// unused: an idle connection must not keep the capacity of the largest
+// frame it ever sent.
+constexpr size_t kFramerKeepBytes = size_t{1} << 20;
+}  // namespace
+
 void Framer::Append(std::string_view bytes) {
   // Drop what was consumed once it is most of the buffer, so that a long
   // connection does not grow the buffer without bound.
   if (start_ > 0 && start_ >= buffer_.size() / 2) {
     buffer_.erase(0, start_);
     start_ = 0;
+    if (buffer_.capacity() > kFramerKeepBytes && buffer_.capacity() > 2 * buffer_.size()) {
+      buffer_.shrink_to_fit();
+    }
   }
   buffer_.append(bytes);
+}
+
+bool Framer::Ready() const {
+  if (buffered() < 4) return false;
+  Reader r(std::string_view(buffer_).substr(start_, 4));
+  const int32_t size = r.Int32("frame size");
+  PRODSIM_ASSERT(r.ok());
+  if (size < 0 || size > kMaxFrameBytes) return true;  // Next's error
+  return buffered() - 4 >= static_cast<size_t>(size);
 }
 
 absl::StatusOr<std::optional<std::string>> Framer::Next() {
@@ -956,6 +1033,11 @@ absl::StatusOr<std::optional<std::string>> Framer::Next() {
   std::string frame = buffer_.substr(start_ + 4, static_cast<size_t>(size));
   start_ += 4 + static_cast<size_t>(size);
   PRODSIM_ASSERT(start_ <= buffer_.size());
+  if (start_ == buffer_.size()) {
+    buffer_.clear();
+    start_ = 0;
+    if (buffer_.capacity() > kFramerKeepBytes) buffer_.shrink_to_fit();
+  }
   return frame;
 }
 

@@ -33,7 +33,11 @@
 //     says so (a 2.6 broker would serve it);
 //   - an ApiVersions request of a negative version: Kafka answers it like
 //     v4, but the cluster's rule (a version above its maximum) would answer
-//     it in full, so it is not served here.
+//     it in full, so it is not served here;
+//   - a request over one of prodsim's limits per request (below: a topic
+//     name, topics, partitions, records, decompressed bytes): `message` is
+//     null and `not_served` names the limit; decoding stops there, so the
+//     limit bounds what decoding allocates.
 //
 // Records: a Record keeps the key, the value's size (not its bytes) and
 // its timestamp. The header "prodsim-id" (the workload message's id, in
@@ -73,6 +77,30 @@ namespace kafka::wire {
 // connection.
 inline constexpr int32_t kMaxFrameBytes = 100 * 1024 * 1024;
 
+// What one request may ask for, so that a small request cannot become a
+// large allocation (a frame of 82 KB naming one 32,767-byte topic with
+// 1,500 partitions made 1,500 copies of the name, 48 MB, and as many in
+// the history). A request over one of these is well formed and refused as
+// not served (`DecodedRequest::not_served` says which limit): the harness
+// cannot serve it, and no scenario's client comes near any of them.
+//   - a topic name: 249 bytes, Kafka's own longest (Topic.MAX_NAME_LENGTH,
+//     the scenario schema's rule too); a 2.6 broker would answer a longer
+//     one UNKNOWN_TOPIC_OR_PARTITION, since no topic can have it;
+//   - topics per request: 1,000 (prodsim's; Kafka has no limit but the
+//     frame's): a workload names at most 64 topics;
+//   - partitions per Produce request: 10,000 (prodsim's): 64 topics of at
+//     most 64 partitions each is 4,096;
+//   - records per Produce request: 1,000,000 (prodsim's): a workload has at
+//     most that many messages (scenarios/schema.cc, kMaxCount);
+//   - decompressed bytes per Produce request: 64 MiB in all (prodsim's; the
+//     same bound as one batch's, kept across the request's batches so that
+//     many small compressed batches cannot cost more).
+inline constexpr size_t kTopicNameBytesMax = 249;
+inline constexpr size_t kTopicsPerRequestMax = 1000;
+inline constexpr size_t kPartitionsPerRequestMax = 10000;
+inline constexpr size_t kRecordsPerRequestMax = 1000000;
+inline constexpr size_t kDecompressedBytesPerRequestMax = size_t{64} << 20;
+
 // Splits a byte stream into frames (a 4-byte big-endian size, then that many
 // bytes).
 class Framer {
@@ -82,7 +110,11 @@ class Framer {
   // bytes are needed; an error for a negative size or one above
   // kMaxFrameBytes (the caller closes the connection).
   absl::StatusOr<std::optional<std::string>> Next();
+  // True if Next() would return a frame or an error (not "more bytes").
+  bool Ready() const;
   size_t buffered() const { return buffer_.size() - start_; }
+  // The memory the buffer holds (its capacity), for the caller's budget.
+  size_t memory() const { return buffer_.capacity(); }
 
  private:
   std::string buffer_;

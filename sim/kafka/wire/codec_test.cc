@@ -20,6 +20,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "sim/kafka/wire/compression.h"
 
 namespace kafka::wire {
 namespace {
@@ -628,6 +629,120 @@ TEST(WireCorpusTest, SeedsDecodeAsNamed) {
     EXPECT_EQ(f.buffered(), 0u);
     EXPECT_EQ(decoded, messages);
   }
+}
+
+// --- Limits per request (codec.h) ----------------------------------------------------
+
+// The frame body (no size prefix) of `req` as Produce v7.
+std::string ProduceBody(const ProduceRequest& req) {
+  return EncodeRequest({0, 7, 1, std::string("limits")}, req).substr(4);
+}
+
+// A Produce request with one one-record batch per partition, `partitions`
+// partitions in each of `topics` topics named `name` + an index.
+ProduceRequest Spread(const std::string& name, int topics, int partitions) {
+  auto req = NewRequest<ProduceRequest>(1);
+  for (int t = 0; t < topics; ++t) {
+    for (int p = 0; p < partitions; ++p) {
+      RecordBatch b;
+      b.records.push_back(Record{"", 1, sim::Time(), 7});
+      req->batches[{topics == 1 ? name : absl::StrCat(name, t), PartitionId(p)}] = b;
+    }
+  }
+  return *req;
+}
+
+void ExpectRefused(const std::string& body, std::string_view what) {
+  absl::StatusOr<DecodedRequest> d = DecodeRequest(body);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->message, nullptr);
+  EXPECT_NE(d->not_served.find(what), std::string::npos) << d->not_served;
+  EXPECT_NE(d->not_served.find("prodsim's limit per request"), std::string::npos);
+}
+
+void ExpectServed(const std::string& body) {
+  absl::StatusOr<DecodedRequest> d = DecodeRequest(body);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_NE(d->message, nullptr) << d->not_served;
+}
+
+// Goal: a topic name past Kafka's 249 bytes (the 82 KB request that pinned
+// 48 MB named one of 32,767), more than 1,000 topics or more than 10,000
+// partitions in one request are refused as not served, naming the limit,
+// and a request at each limit is served.
+TEST(WireLimitsTest, TopicNamesTopicsAndPartitions) {
+  ExpectServed(ProduceBody(Spread(std::string(249, 't'), 1, 1)));
+  ExpectRefused(ProduceBody(Spread(std::string(250, 't'), 1, 1)), "topic name of 250 bytes");
+  ExpectRefused(ProduceBody(Spread(std::string(32767, 't'), 1, 1500)), "topic name of 32767");
+  ExpectServed(ProduceBody(Spread("t", 1000, 1)));
+  ExpectRefused(ProduceBody(Spread("t", 1001, 1)), "1001 topics");
+  ExpectServed(ProduceBody(Spread("t", 100, 100)));
+  ExpectRefused(ProduceBody(Spread("t", 100, 101)), "more than 10000 partitions");
+
+  MetadataRequest m;
+  m.api = ApiKey::kMetadata;
+  m.topics.push_back(std::string(250, 'm'));
+  ExpectRefused(EncodeRequest({3, 9, 1, std::nullopt}, m).substr(4), "topic name of 250");
+  m.topics.assign(1001, "m");
+  ExpectRefused(EncodeRequest({3, 9, 1, std::nullopt}, m).substr(4), "1001 topics");
+  m.topics.assign(1000, "m");
+  ExpectServed(EncodeRequest({3, 9, 1, std::nullopt}, m).substr(4));
+}
+
+// Goal: more than 1,000,000 records in one request are refused (6 bytes on
+// the wire each, 56 decoded), counted as they decode; a batch whose count
+// claims more than its bytes hold stays INVALID_RECORD, Kafka's answer.
+TEST(WireLimitsTest, RecordsPerRequest) {
+  auto req = NewRequest<ProduceRequest>(1);
+  RecordBatch b;
+  b.records.assign(500001, Record{"", 0, sim::Time(), 0});
+  req->batches[{"t", PartitionId(0)}] = b;
+  req->batches[{"t", PartitionId(1)}] = b;
+  ExpectRefused(ProduceBody(*req), "more than 1000000 records");
+
+  std::string batch = WithCrc(FromHex(kBatchHex));
+  batch.replace(57, 4, "\x7f\xff\xff\xff");  // record count 2^31 - 1
+  batch.replace(23, 4, "\x7f\xff\xff\xfe");  // last offset delta to match
+  absl::StatusOr<DecodedRequest> d = DecodeRequest(ProduceRequestBytes(7, WithCrc(batch)));
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_NE(d->message, nullptr) << d->not_served;
+  EXPECT_EQ(OnlyBatch(d).invalid, ErrorCode::INVALID_RECORD);
+}
+
+// Goal: compressed batches may decompress to 64 MiB in all per request, so
+// that many batches each under the per-batch bound cannot cost more.
+TEST(WireLimitsTest, DecompressedBytesPerRequest) {
+  auto req = NewRequest<ProduceRequest>(1);
+  RecordBatch b;
+  b.compression = static_cast<int8_t>(Compression::kZstd);
+  b.records.push_back(Record{"", 40 << 20, sim::Time(), 1});
+  req->batches[{"t", PartitionId(0)}] = b;
+  ExpectServed(ProduceBody(*req));
+  req->batches[{"t", PartitionId(1)}] = b;
+  const std::string two = ProduceBody(*req);
+  EXPECT_LT(two.size(), 100u << 10);  // 80 MiB of records in a few kilobytes
+  ExpectRefused(two, "decompressed bytes");
+}
+
+// Goal: Ready says whether Next has a frame or an error to give, and a
+// buffer that held a large frame gives its memory back.
+TEST(WireFramerTest, ReadyAndGivesMemoryBack) {
+  Framer f;
+  EXPECT_FALSE(f.Ready());
+  const std::string big = Frame(std::string(size_t{4} << 20, 'x'));
+  f.Append(std::string_view(big).substr(0, 100));
+  EXPECT_FALSE(f.Ready());
+  f.Append(std::string_view(big).substr(100));
+  EXPECT_TRUE(f.Ready());
+  EXPECT_GE(f.memory(), size_t{4} << 20);
+  absl::StatusOr<std::optional<std::string>> frame = f.Next();
+  ASSERT_TRUE(frame.ok());
+  ASSERT_TRUE(frame->has_value());
+  EXPECT_FALSE(f.Ready());
+  EXPECT_LE(f.memory(), size_t{1} << 20);
+  Framer bad;
+  bad.Append(FromHex("ffffffff"));
+  EXPECT_TRUE(bad.Ready());
 }
 
 }  // namespace
