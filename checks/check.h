@@ -67,7 +67,8 @@ class Check {
 // client's own promise, wire mode), no-producer-assertion,
 // no-broker-sequence-error, retry-pacing (opt-in), then the wire-mode checks of a real client
 // (no-fatal-error, client-crashed, client-exited-early, client-hung,
-// client-output-garbage, client-malformed-frame), liveness.
+// client-output-garbage, client-malformed-frame, client-lost-messages),
+// liveness.
 std::vector<std::unique_ptr<Check>> AllChecks();
 
 // The check called `name`, or nullptr if there is none. The object lives for

@@ -962,7 +962,7 @@ class NoFatalError final : public Check {
 // client did not finish its job.
 class ClientCheck final : public Check {
  public:
-  enum class Kind { kCrashed, kExitedEarly, kHung, kGarbage, kMalformedFrame };
+  enum class Kind { kCrashed, kExitedEarly, kHung, kGarbage, kMalformedFrame, kLostMessages };
   explicit ClientCheck(Kind kind) : kind_(kind) {}
   std::string_view name() const override {
     switch (kind_) {
@@ -971,6 +971,7 @@ class ClientCheck final : public Check {
       case Kind::kHung: return "client-hung";
       case Kind::kGarbage: return "client-output-garbage";
       case Kind::kMalformedFrame: return "client-malformed-frame";
+      case Kind::kLostMessages: return "client-lost-messages";
     }
     return "?";
   }
@@ -1016,6 +1017,30 @@ class ClientCheck final : public Check {
                             " malformed frame(s); each connection was closed, as Kafka does");
         for (const std::string& m : c.malformed_frames) w.Add([&] { return m; });
         break;
+      case Kind::kLostMessages: {
+        // A driver that says it finished its job (closed) and never offered
+        // some of the job's messages to its client did not run the job: no
+        // verdict about the client may be drawn from it. (A produced message
+        // without an outcome is the client's: every-message-one-outcome.)
+        if (!c.closed || !c.job_messages.has_value()) return std::nullopt;
+        std::vector<bool> offered(static_cast<size_t>(*c.job_messages) + 1, false);
+        for (const ProducedMessage& m : r.produced) {
+          if (m.id >= 1 && m.id < offered.size()) offered[m.id] = true;
+        }
+        int64_t lost = 0;
+        for (size_t id = 1; id < offered.size(); ++id) {
+          if (offered[id]) continue;
+          ++lost;
+          w.Add([&] {
+            return absl::StrCat("message ", id, ": neither a produce line nor an error line");
+          });
+        }
+        if (lost == 0) return std::nullopt;
+        what = absl::StrCat("the client closed having offered ", *c.job_messages - lost, " of the ",
+                            *c.job_messages, " messages its job handed it; ", lost,
+                            " never produced nor refused");
+        break;
+      }
     }
     if (w.empty() && !c.stderr_tail.empty()) {
       w.Add([&] { return absl::StrCat("stderr: ", c.stderr_tail); });
@@ -1332,7 +1357,8 @@ std::vector<std::unique_ptr<Check>> AllChecks() {
   out.push_back(std::make_unique<NoFatalError>());
   for (ClientCheck::Kind k : {ClientCheck::Kind::kCrashed, ClientCheck::Kind::kExitedEarly,
                               ClientCheck::Kind::kHung, ClientCheck::Kind::kGarbage,
-                              ClientCheck::Kind::kMalformedFrame}) {
+                              ClientCheck::Kind::kMalformedFrame,
+                              ClientCheck::Kind::kLostMessages}) {
     out.push_back(std::make_unique<ClientCheck>(k));
   }
   out.push_back(std::make_unique<Liveness>());

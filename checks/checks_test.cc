@@ -123,7 +123,8 @@ TEST(Registry, NamesInFixedOrder) {
                           "not-persisted-absent", "no-panic", "no-producer-assertion",
                           "no-broker-sequence-error", "retry-pacing", "no-leaked-goroutines",
                           "no-fatal-error", "client-crashed", "client-exited-early", "client-hung",
-                          "client-output-garbage", "client-malformed-frame", "liveness"));
+                          "client-output-garbage", "client-malformed-frame",
+                          "client-lost-messages", "liveness"));
   for (const std::string& n : names) {
     ASSERT_NE(FindCheck(n), nullptr);
     EXPECT_EQ(FindCheck(n)->name(), n);
@@ -770,6 +771,7 @@ RunRecord CleanClientRecord() {
   r.client->started = true;
   r.client->closed = true;
   r.client->exit_code = 0;
+  r.client->job_messages = static_cast<int64_t>(r.produced.size());  // every one offered
   return r;
 }
 
@@ -808,6 +810,13 @@ TEST(ClientChecks, EachWayOfFailingHasItsCheck) {
   RunRecord malformed = CleanClientRecord();
   malformed.client->malformed_frames = {"t=0.1s broker-0 connection 1: negative frame size -16"};
   ExpectViolation("client-malformed-frame", malformed, "negative frame size");
+
+  // A driver that closed without offering the job's messages to its client.
+  RunRecord nothing = CleanClientRecord();
+  nothing.client->job_messages = static_cast<int64_t>(nothing.produced.size()) + 2;
+  ExpectViolation("client-lost-messages", nothing, "message 7: neither a produce line");
+  nothing.client->job_messages.reset();  // close_at: not judged
+  EXPECT_FALSE(EvaluateCheck("client-lost-messages", nothing).has_value());
 }
 
 TEST(ClientChecks, AFatalErrorIsTheClientsAssertion) {

@@ -58,6 +58,11 @@ struct ClientRecord {
   // driver waited for them to return first. The survivors themselves go
   // to RunRecord::producer_goroutines_at_end, which no-leaked-goroutines
   // reads in both worlds.
+  // How many messages the job handed the client when it had to offer every
+  // one (the workload has no close_at): ids 1..job_messages, each of which
+  // must have a produce line or an error line of its produce call once the
+  // client printed closed (client-lost-messages). Unset: not judged.
+  std::optional<int64_t> job_messages;
   bool goroutines_reported = false;
   int64_t goroutines_alive = 0;
   sim::Duration goroutines_waited;

@@ -38,7 +38,7 @@ constexpr std::string_view kChecks[] = {
     "retry-pacing",           "no-leaked-goroutines",     "liveness",
     // Wire mode only (a real client; checks/checks.cc).
     "not-persisted-absent", "no-fatal-error", "client-crashed", "client-exited-early", "client-hung",
-    "client-output-garbage", "client-malformed-frame"};
+    "client-output-garbage", "client-malformed-frame", "client-lost-messages"};
 // The cluster model's versions: keep in sync with kafka::ParseKafkaVersion.
 constexpr std::string_view kKafkaVersions[] = {"0.11", "2.0", "2.1", "2.2",
                                                "2.3",  "2.4", "2.5", "2.6"};

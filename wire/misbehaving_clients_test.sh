@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A client that hangs, crashes, exits early, prints garbage or sends a
-# malformed frame gets its named verdict (exit 5, client-failure), prodsim
+# A client that hangs, crashes, exits early, prints garbage, sends a
+# malformed frame or closes without producing its job's messages gets its named verdict (exit 5, client-failure), prodsim
 # does not crash, and nothing is left behind: no child or grandchild
 # process, no listening port of prodsim's.
 #   misbehaving_clients_test.sh PRODSIM SOURCE_DIR
@@ -13,7 +13,7 @@ export FAKE_PORTS_FILE=$(mktemp)
 trap 'rm -f "$FAKE_PORTS_FILE"' EXIT
 for pair in hang:client-hung crash:client-crashed exit-early:client-exited-early \
             escape:client-exited-early garbage:client-output-garbage \
-            malformed-frame:client-malformed-frame; do
+            malformed-frame:client-malformed-frame produce-nothing:client-lost-messages; do
   mode=${pair%%:*} check=${pair#*:}
   started=$(date +%s%N)
   out=$(timeout 60 "$prodsim" real "$scenario" --client="bash $fake $mode" --bound=5s 2>&1)

@@ -253,6 +253,7 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   record.client.emplace();
   checks::ClientRecord& client = *record.client;
   client.name = driver->name;
+  if (!s.workload.close_at) client.job_messages = s.workload.messages;
 
   // The client's flush at close may wait until about a second before the
   // bound, less the goroutine report's wait, so that a report of a leak is

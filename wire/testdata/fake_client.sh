@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A client driver that misbehaves on purpose, for wire/misbehaving_clients_test.sh:
 #   fake_client.sh MODE    (the job line arrives on stdin)
-# MODE: hang | crash | exit-early | escape | garbage | malformed-frame | fail-start
+# MODE: hang | crash | exit-early | escape | garbage | malformed-frame | produce-nothing
 set -u
 read -r job
 bootstrap=$(printf '%s' "$job" | sed -E 's/.*"bootstrap":"([^",]*).*/\1/')
@@ -30,6 +30,11 @@ case ${1:-} in
   garbage)
     echo "$start"
     echo 'this is not the driver protocol'
+    echo '{"event":"closing","outstanding":0,"t_us":3}'
+    echo '{"event":"closed","outstanding":0,"flush":"ok","t_us":4}' ;;
+  produce-nothing)
+    # Starts, closes and exits 0 without offering one of its job's messages.
+    echo "$start"
     echo '{"event":"closing","outstanding":0,"t_us":3}'
     echo '{"event":"closed","outstanding":0,"flush":"ok","t_us":4}' ;;
   malformed-frame)
