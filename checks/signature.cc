@@ -475,10 +475,20 @@ std::optional<Signature> TwoInFlight(const Context& c) {
 
 // The epoch of the message's first sequenced step: the epoch its sequence
 // number was given under.
-int16_t SequencedUnder(const Context& c, uint64_t id) {
+// The epoch message `id`'s sequence number was given under, as its first
+// batch shows it; `from_batch` (if given) says whether that is the batch's
+// own epoch, or older (a bump between partitionProducer.dispatch and
+// newProduceSet: ProducerStep::numbered_under).
+int16_t SequencedUnder(const Context& c, uint64_t id, bool* from_batch = nullptr) {
   for (const ProducerStep* s : c.steps) {
-    if (s->first_seq >= 0 && Contains(s->ids, id) && s->kind != StepKind::kEpochBump)
-      return s->epoch;
+    if (s->first_seq >= 0 && Contains(s->ids, id) && s->kind != StepKind::kEpochBump) {
+      const auto at = std::find(s->ids.begin(), s->ids.end(), id);
+      const int16_t own = s->numbered_under.empty()
+                              ? s->epoch
+                              : s->numbered_under[static_cast<size_t>(at - s->ids.begin())];
+      if (from_batch != nullptr) *from_batch = own == s->epoch;
+      return own;
+    }
   }
   return -1;
 }
@@ -615,9 +625,14 @@ std::optional<Signature> EpochResetInFlight(const Context& c) {
         continue;
       }
       for (uint64_t id : s->ids) {
-        const int16_t under = SequencedUnder(c, id);
+        bool from_batch = true;
+        const int16_t under = SequencedUnder(c, id, &from_batch);
         if (under < 0 || under >= bump->epoch || ResolvedBefore(c, id, bump->at)) continue;
         if (!Contains(c.subject.ids, id) && !assertion) continue;
+        // Numbered before a bump and first batched after it: the chain holds
+        // when that very request was refused (its old number under the new
+        // epoch); a later failure of another kind has rules of its own.
+        if (!from_batch && !assertion && (c.subject_send != s || !SubjectRefused(c))) continue;
         // The reset touches it only if it went out under a newer epoch with
         // its old number, was refused (by the broker or produceSet.add), or
         // went out under its old epoch behind the hole the bump was for; a

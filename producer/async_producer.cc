@@ -118,7 +118,14 @@ ProducerStep AsyncProducer::State::BatchStep(StepKind kind, const std::string& t
   const kafka::RecordBatch& b = set.records_to_send;
   step.epoch = b.producer_id.IsNone() ? int16_t{-1} : b.producer_epoch.value;
   step.first_seq = b.producer_id.IsNone() ? -1 : b.base_sequence.value;
-  for (const MessagePtr& m : set.msgs) step.ids.push_back(m->id);
+  bool older = false;
+  for (const MessagePtr& m : set.msgs) {
+    step.ids.push_back(m->id);
+    older = older || (m->has_sequence && step.epoch >= 0 && m->producer_epoch < step.epoch);
+  }
+  if (older) {
+    for (const MessagePtr& m : set.msgs) step.numbered_under.push_back(m->producer_epoch);
+  }
   if (!set.msgs.empty()) step.retries = set.msgs.front()->retries;
   return step;
 }

@@ -84,6 +84,12 @@ struct ProducerStep {
   int16_t epoch = -1;
   int32_t first_seq = -1;  // -1: no sequence
   std::vector<uint64_t> ids;
+  // A batch step some of whose messages took their sequence numbers under
+  // an older epoch than the batch carries (Sarama's produceSet takes the
+  // epoch when it is made, partitionProducer.dispatch numbered the message
+  // earlier; a bump between the two): each message's own epoch, beside
+  // `ids`. Empty when every number is the batch's epoch's.
+  std::vector<int16_t> numbered_under;
   int retries = 0;
   kafka::ErrorCode code = kafka::ErrorCode::NONE;
   std::string error;

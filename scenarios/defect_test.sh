@@ -31,4 +31,16 @@ sed -e 's/^profile = "sarama-1.42.1"/profile = "sarama-main"/' "$base" > "$dir/m
   { echo "FAIL: without a defect, the first runs do not pass:"; cat "$dir/main.out"; exit 1; }
 caught no-retry-backoff 'retry-without-backoff@[A-Za-z.]*'
 caught no-read-timeout 'close-hang@Broker.responseReceiver'
+# Known is per profile: a 1.42.1 file records retry-without-backoff, so on
+# sarama-main the same mechanism is a regression, new and exit 1.
+rc=0
+out=$("$prodsim" explore --base="$dir/no-retry-backoff.toml" --time=60s --seed=2026 --jobs=2 \
+      --known="$src/scenarios/known" 2>/dev/null) || rc=$?
+if [[ $rc -ne 1 ]] ||
+   ! grep -m1 '^found:' <<<"$out" | grep -q 'retry-without-backoff@[A-Za-z.]* (new on sarama-main (known on sarama-1.42.1))$'; then
+  echo "FAIL: with --known, no-retry-backoff on sarama-main is not new there (exit $rc):"
+  grep -m1 '^found:' <<<"$out"
+  exit 1
+fi
+echo "with --known: $(grep -m1 '^found:' <<<"$out")"
 echo "defect_test: both defects caught"
