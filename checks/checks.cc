@@ -1022,7 +1022,10 @@ class ClientCheck final : public Check {
         // some of the job's messages to its client did not run the job: no
         // verdict about the client may be drawn from it. (A produced message
         // without an outcome is the client's: every-message-one-outcome.)
-        if (!c.closed || !c.job_messages.has_value()) return std::nullopt;
+        // A flush that timed out may have left the driver blocked in a
+        // produce call before its job's end (kafkajs awaiting a send() on a
+        // dead connection): the client's doing, which other checks judge.
+        if (!c.closed || !c.flush_ok || !c.job_messages.has_value()) return std::nullopt;
         std::vector<bool> offered(static_cast<size_t>(*c.job_messages) + 1, false);
         for (const ProducedMessage& m : r.produced) {
           if (m.id >= 1 && m.id < offered.size()) offered[m.id] = true;
@@ -1035,10 +1038,11 @@ class ClientCheck final : public Check {
             return absl::StrCat("message ", id, ": neither a produce line nor an error line");
           });
         }
-        if (lost == 0) return std::nullopt;
+        if (lost <= c.unoffered) return std::nullopt;
         what = absl::StrCat("the client closed having offered ", *c.job_messages - lost, " of the ",
                             *c.job_messages, " messages its job handed it; ", lost,
-                            " never produced nor refused");
+                            " never produced nor refused",
+                            c.unoffered > 0 ? absl::StrCat(" (it said ", c.unoffered, ")") : "");
         break;
       }
     }
@@ -1105,6 +1109,7 @@ class Liveness final : public Check {
     // doing, which no-panic reports.
     if (r.run.outcome == sim::Outcome::kProgramCrash) return std::nullopt;
     if (r.run.outcome == sim::Outcome::kDeadlock) return Deadlock(r);
+    if (std::optional<Violation> v = Unoffered(r)) return v;
     const Resolved resolved = EarliestOutcomes(r);
     if (r.run.outcome == sim::Outcome::kStepLimit || r.run.outcome == sim::Outcome::kTimeLimit) {
       std::optional<Violation> v = AtLimit(r, resolved);
@@ -1212,6 +1217,28 @@ class Liveness final : public Check {
     for (const ProducedMessage& m : r.produced) from = std::max(from, m.at);
     if (r.close_called_at.has_value()) from = std::max(from, *r.close_called_at);
     return from + r.liveness_grace;
+  }
+
+  // A real client whose calls held every slot the application had until
+  // its driver gave up offering the job's last messages (the closing line's
+  // "unoffered"): the application could not hand them over, which is no
+  // progress as surely as a message without an outcome.
+  static std::optional<Violation> Unoffered(const RunRecord& r) {
+    if (!r.client || r.client->unoffered <= 0 || !r.client->job_messages) return std::nullopt;
+    const ClientRecord& c = *r.client;
+    const sim::Time at = r.close_called_at.value_or(r.run.end_time);
+    Witnesses w;
+    w.Add([&] {
+      return absl::StrCat(At(at), " the driver gave up offering ", c.unoffered, " of the job's ",
+                          *c.job_messages, " messages: the client's calls held every slot");
+    });
+    return MakeViolation(
+        "liveness",
+        absl::StrCat(c.unoffered, " of the job's ", *c.job_messages,
+                     " message(s) never taken by the client: its produce calls held every slot "
+                     "until the flush wait ran out ",
+                     At(at), " (faults healed ", At(r.faults_healed_at), ")"),
+        w);
   }
 
   static std::optional<Violation> AfterHeal(const RunRecord& r, const Resolved& resolved) {

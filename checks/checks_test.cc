@@ -771,6 +771,7 @@ RunRecord CleanClientRecord() {
   r.client->started = true;
   r.client->closed = true;
   r.client->exit_code = 0;
+  r.client->flush_ok = true;
   r.client->job_messages = static_cast<int64_t>(r.produced.size());  // every one offered
   return r;
 }
@@ -815,6 +816,12 @@ TEST(ClientChecks, EachWayOfFailingHasItsCheck) {
   RunRecord nothing = CleanClientRecord();
   nothing.client->job_messages = static_cast<int64_t>(nothing.produced.size()) + 2;
   ExpectViolation("client-lost-messages", nothing, "message 7: neither a produce line");
+  nothing.client->unoffered = 2;  // the driver said it gave up on two
+  EXPECT_FALSE(EvaluateCheck("client-lost-messages", nothing).has_value());
+  nothing.client->unoffered = 0;
+  nothing.client->flush_ok = false;  // the flush timed out: not judged
+  EXPECT_FALSE(EvaluateCheck("client-lost-messages", nothing).has_value());
+  nothing.client->flush_ok = true;
   nothing.client->job_messages.reset();  // close_at: not judged
   EXPECT_FALSE(EvaluateCheck("client-lost-messages", nothing).has_value());
 }

@@ -32,6 +32,7 @@ struct ClientRecord {
   std::string name;  // e.g. "librdkafka 2.0.2", as the driver's start line says
   bool started = false;  // printed its start line
   bool closed = false;   // printed its closed line (flushed, then destroyed)
+  bool flush_ok = false;  // ... and its flush settled everything in time ("flush":"ok")
   std::optional<sim::Time> closed_at;
   // How the process ended: an exit code, or the signal that killed it;
   // `hung`: prodsim killed it at the trial's bound.
@@ -61,8 +62,14 @@ struct ClientRecord {
   // How many messages the job handed the client when it had to offer every
   // one (the workload has no close_at): ids 1..job_messages, each of which
   // must have a produce line or an error line of its produce call once the
-  // client printed closed (client-lost-messages). Unset: not judged.
+  // client printed closed with its flush ok (client-lost-messages; a flush
+  // that timed out may have left the driver blocked before the job's end).
+  // Unset: not judged.
   std::optional<int64_t> job_messages;
+  // How many of them the driver says it gave up offering (its closing
+  // line's "unoffered": its client held every slot until the flush wait
+  // ran out); not counted as lost.
+  int64_t unoffered = 0;
   bool goroutines_reported = false;
   int64_t goroutines_alive = 0;
   sim::Duration goroutines_waited;

@@ -138,10 +138,12 @@ void ClientLines::OnLine(sim::Time at, std::string line) {
                                           j->String("text").value_or("")));
   } else if (*event == "closing") {
     r_.close_called_at = at;
+    c_.unoffered = std::max<int64_t>(0, j->Int("unoffered").value_or(0));
   } else if (*event == "closed") {
     r_.close_returned_at = at;
     c_.closed = true;
     c_.closed_at = at;
+    c_.flush_ok = j->String("flush").value_or("") == "ok";
   } else if (*event == "goroutine") {
     Goroutine(at, line, *j);
   } else if (*event == "goroutines") {

@@ -42,6 +42,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "sim/kafka/wire/codec.h"
@@ -75,6 +76,7 @@ struct Job {
   int port = 0;
   std::string topic;
   std::string mode;
+  int64_t messages = 0;
 };
 
 Job ReadJob() {
@@ -91,6 +93,8 @@ Job ReadJob() {
       if (!absl::SimpleAtoi(first.substr(first.find(':') + 1), &job.port)) Fail("bad bootstrap");
     } else if (v->keys[i] == "topics" && !item.items.empty()) {
       job.topic = item.items[0].string;
+    } else if (v->keys[i] == "messages") {
+      job.messages = item.integer;
     }
   }
   return job;
@@ -192,15 +196,19 @@ struct Producer {
   }
 };
 
+absl::flat_hash_set<uint64_t> g_produced;  // ids with a produce line
+
 void Produced(uint64_t id, const std::string& topic) {
+  g_produced.insert(id);
   Emit(absl::StrCat("\"event\":\"produce\",\"id\":", id, ",\"topic\":", json::Quote(topic),
                     ",\"key\":null"));
 }
 void Acked(uint64_t id, int64_t offset) {
   Emit(absl::StrCat("\"event\":\"ack\",\"id\":", id, ",\"partition\":0,\"offset\":", offset));
 }
-void Failed(uint64_t id, const char* name, const char* status) {
-  Emit(absl::StrCat("\"event\":\"error\",\"id\":", id, ",\"partition\":0,\"code\":-1,\"name\":\"",
+void Failed(uint64_t id, const char* name, const char* status, int partition = 0) {
+  Emit(absl::StrCat("\"event\":\"error\",\"id\":", id, ",\"partition\":", partition,
+                    ",\"code\":-1,\"name\":\"",
                     name, "\",\"text\":\"fake\",\"status\":\"", status, "\",\"fatal\":false"));
 }
 
@@ -263,6 +271,14 @@ int main(int argc, char** argv) {
     Acked(2, p.Send(2, 1).base_offset.value);
   } else {
     Fail(absl::StrCat("unknown fake.mode '", job.mode, "'"));
+  }
+  // The job's messages a mode leaves alone are refused by the produce call
+  // (clients/README.md: an error without a produce line), so that the
+  // driver has offered every one (client-lost-messages).
+  for (int64_t id = 1; id <= job.messages; ++id) {
+    if (!g_produced.contains(static_cast<uint64_t>(id))) {
+      Failed(static_cast<uint64_t>(id), "_STATE", "not_persisted", /*partition=*/-1);
+    }
   }
   Emit("\"event\":\"closing\",\"outstanding\":0");
   Emit("\"event\":\"closed\",\"outstanding\":0,\"flush\":\"ok\"");
