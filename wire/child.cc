@@ -111,6 +111,20 @@ void EndTree(pid_t keeper, pid_t client) {
 // The client, in the keeper's fork: killed when its parent dies, in a
 // process group of its own (Kill reaches the group), SIGTERM as any
 // program has it. Writes its errno to `exec_status` if exec fails.
+// In the forked child, the exec status pipe's descriptor: the one after
+// the standard streams, every descriptor above it closed (CloseFrom).
+constexpr int kExecStatusFd = 3;
+
+// Closes every descriptor from `first` on (async-signal-safe).
+void CloseFrom(int first) {
+  if (syscall(SYS_close_range, static_cast<unsigned>(first), ~0U, 0U) == 0) return;
+  rlimit lim{};
+  const rlim_t top = getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY
+                         ? std::min<rlim_t>(lim.rlim_cur, 1 << 20)
+                         : 65536;
+  for (rlim_t fd = static_cast<rlim_t>(first); fd < top; ++fd) close(static_cast<int>(fd));
+}
+
 [[noreturn]] void ExecClient(char* const* argv, char* const* envp, int exec_status) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   setpgid(0, 0);
@@ -288,7 +302,18 @@ absl::StatusOr<std::unique_ptr<Child>> Child::Start(EventLoop& loop, const Spec&
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
-    KeepTrial(args.data(), envp.data(), exec_status[1]);  // never returns
+    // Nothing else of prodsim's stays open here. The keeper never execs, so
+    // O_CLOEXEC does not close what it inherited: another trial's pipes,
+    // made by another thread just before this fork, would stay open in it
+    // for as long as this trial runs, and that trial's read of its exec
+    // status (or of its client's output) would wait for this one's end.
+    int status_fd = exec_status[1];
+    if (status_fd != kExecStatusFd) {
+      if (dup3(status_fd, kExecStatusFd, O_CLOEXEC) < 0) _exit(127);
+      status_fd = kExecStatusFd;
+    }
+    CloseFrom(kExecStatusFd + 1);
+    KeepTrial(args.data(), envp.data(), status_fd);  // never returns
   }
   close(exec_status[1]);
   int exec_errno = 0;

@@ -3,7 +3,9 @@
 // bridge with a raw Kafka client on a real socket.
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -224,6 +226,27 @@ TEST(Child, NothingTheClientStartsOutlivesIt) {
   RunUntil(loop, [&] { return (*c)->stdout_closed() && (*c)->Poll(); });
   EXPECT_EQ((*c)->exit_code(), 0);
   EXPECT_TRUE(GoneSoon(grandchild)) << "the setsid grandchild outlived the client";
+  c->reset();
+}
+
+// A trial's keeper holds none of prodsim's other descriptors: a pipe made
+// before the fork (as another trial's thread makes its own) ends when
+// prodsim closes its write end, not when this trial's client does. Before
+// the keeper closed what it inherited, two trials started at once on two
+// threads each waited for the other's end (explore --client hung).
+TEST(Child, TheKeeperHoldsNoOtherDescriptor) {
+  int other[2];
+  ASSERT_EQ(pipe2(other, O_CLOEXEC), 0);
+  EventLoop loop;
+  absl::StatusOr<std::unique_ptr<Child>> c =
+      Child::Start(loop, {{"sleep", "5"}, "", {}}, [](std::string) {});
+  ASSERT_TRUE(c.ok()) << c.status();
+  close(other[1]);
+  pollfd p{other[0], POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 2000), 1) << "the keeper still holds the pipe's write end";
+  char byte = 0;
+  EXPECT_EQ(read(other[0], &byte, 1), 0);  // end of file
+  close(other[0]);
   c->reset();
 }
 
