@@ -65,7 +65,7 @@ sim::Task<absl::StatusOr<std::shared_ptr<Client>>> Client::New(Env env,
       co_return absl::UnavailableError(err.ToString());
     }
   }
-  env.sched->Go("client.backgroundMetadataUpdater", client->BackgroundMetadataUpdater(),
+  env.sched->Go("client.backgroundMetadataUpdater", BackgroundMetadataUpdater(client),
                 {.daemon = true});
   co_return client;
 }
@@ -474,22 +474,23 @@ sim::Task<BrokerPtr> Client::LeastLoadedBroker() {
 }
 
 // sarama v1.42.1 client.go: client.backgroundMetadataUpdater and refreshMetadata
-sim::Task<void> Client::BackgroundMetadataUpdater() {
-  if (conf_.metadata.refresh_frequency.nanos() == 0) co_return;
-  sim::Timer ticker(*env_.sched, "client.metadata-ticker", conf_.metadata.refresh_frequency);
+sim::Task<void> Client::BackgroundMetadataUpdater(std::shared_ptr<Client> self) {
+  const Config& conf = self->conf_;
+  if (conf.metadata.refresh_frequency.nanos() == 0) co_return;
+  sim::Timer ticker(*self->env_.sched, "client.metadata-ticker", conf.metadata.refresh_frequency);
   for (;;) {
     std::optional<Time> tick;
     std::optional<bool> closed;
-    const int which = co_await sim::Select(*env_.sched, sim::RecvCase(ticker.C(), &tick),
-                                           sim::RecvCase(closer_, &closed));
+    const int which = co_await sim::Select(*self->env_.sched, sim::RecvCase(ticker.C(), &tick),
+                                           sim::RecvCase(self->closer_, &closed));
     if (which == 1) co_return;
-    ticker.Reset(conf_.metadata.refresh_frequency);
+    ticker.Reset(conf.metadata.refresh_frequency);
     std::vector<std::string> topics;
-    if (!conf_.metadata.full) {
-      for (const auto& [t, unused] : metadata_topics_) topics.push_back(t);
+    if (!conf.metadata.full) {
+      for (const auto& [t, unused] : self->metadata_topics_) topics.push_back(t);
       if (topics.empty()) continue;  // ErrNoTopicsToUpdateMetadata
     }
-    co_await RefreshMetadata(std::move(topics));
+    co_await self->RefreshMetadata(std::move(topics));
   }
 }
 

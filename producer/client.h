@@ -113,7 +113,10 @@ class Client {
   sim::Task<void> DeregisterBroker(BrokerPtr broker);
   sim::Task<void> ResurrectDeadBrokers();
   std::vector<int32_t> PartitionCache(const std::string& topic, PartitionType type) const;
-  sim::Task<void> BackgroundMetadataUpdater();
+  // The goroutine holds the client, as Go's closure does: a client nobody
+  // closed (v1.42.1's NewAsyncProducer drops it when the transaction
+  // manager cannot start) lives on with its updater, never freed under it.
+  static sim::Task<void> BackgroundMetadataUpdater(std::shared_ptr<Client> self);
   void SafeAsyncClose(BrokerPtr b);
   static sim::Task<void> CloseBroker(BrokerPtr b);
 
