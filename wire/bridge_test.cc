@@ -35,6 +35,18 @@ namespace {
 using kafka::ApiKey;
 using sim::Duration;
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#elif defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 // A one-broker cluster with topic "t" that answers at once (no processing
 // time), so that floods of requests take no wall time beyond the bridge's.
 kafka::ClusterConfig OneBroker() {
@@ -348,6 +360,13 @@ double CpuSeconds() {
 // says so once, keeps serving the connection it has, and accepts the
 // waiting connections once descriptors are free again.
 TEST(BridgeBounds, OutOfDescriptorsPausesAcceptingWithoutSpinning) {
+  if (kSanitized) {
+    // The sanitizers' runtime needs descriptors of its own: UBSan's vptr
+    // check probes memory through a pipe, and with the process out of
+    // descriptors it reports every new object's vptr as invalid. The
+    // default preset runs this test.
+    GTEST_SKIP() << "out of descriptors, the sanitizer runtime cannot check memory";
+  }
   World w(BridgeLimits{});
   double cpu = -1;
   w.Run([&] {
