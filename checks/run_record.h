@@ -59,6 +59,9 @@ struct ClientRecord {
   // driver waited for them to return first. The survivors themselves go
   // to RunRecord::producer_goroutines_at_end, which no-leaked-goroutines
   // reads in both worlds.
+  bool goroutines_reported = false;
+  int64_t goroutines_alive = 0;
+  sim::Duration goroutines_waited;
   // How many messages the job handed the client when it had to offer every
   // one (the workload has no close_at): ids 1..job_messages, each of which
   // must have a produce line or an error line of its produce call once the
@@ -70,9 +73,6 @@ struct ClientRecord {
   // line's "unoffered": its client held every slot until the flush wait
   // ran out); not counted as lost.
   int64_t unoffered = 0;
-  bool goroutines_reported = false;
-  int64_t goroutines_alive = 0;
-  sim::Duration goroutines_waited;
   // Every line the driver printed on stdout, as prodsim received it (the
   // first wire::kEventLinesKept), and how many there were in all.
   std::vector<std::pair<sim::Time, std::string>> events;

@@ -70,6 +70,18 @@ std::string ProduceFrame(TestClient& c, const kafka::ProduceRequest& req) {
   return kafka::wire::EncodeRequest(c.NextHeader(kafka::ApiKey::kProduce, 8), req);
 }
 
+// `n` ApiVersions requests, framed one after another on `c`'s
+// correlation ids: what a client pipelines without reading an answer.
+std::string PipelinedApiVersions(TestClient& c, int n) {
+  kafka::ApiVersionsRequest v;
+  v.api = kafka::ApiKey::kApiVersions;
+  std::string out;
+  for (int k = 0; k < n; ++k) {
+    out += kafka::wire::EncodeRequest(c.NextHeader(kafka::ApiKey::kApiVersions, 2), v);
+  }
+  return out;
+}
+
 // A good client: ApiVersions, then one record produced with acks=1 and
 // answered without error, on a connection of its own.
 absl::Status GoodClient(int8_t codec = 0) {
@@ -232,13 +244,7 @@ void Resets() {
   for (int i = 0; i < 10; ++i) {
     absl::StatusOr<TestClient> c = TestClient::Connect(g_port, Duration::Seconds(2));
     if (!c.ok()) return;
-    kafka::ApiVersionsRequest v;
-    v.api = kafka::ApiKey::kApiVersions;
-    std::string many;
-    for (int k = 0; k < 1000; ++k) {
-      many += kafka::wire::EncodeRequest(c->NextHeader(kafka::ApiKey::kApiVersions, 2), v);
-    }
-    (void)c->WriteSome(many);
+    (void)c->WriteSome(PipelinedApiVersions(*c, 1000));
     c->Reset();
   }
 }
@@ -248,12 +254,7 @@ void Resets() {
 void Flood() {
   absl::StatusOr<TestClient> c = TestClient::Connect(g_port, Duration::Seconds(2));
   if (!c.ok()) return;
-  kafka::ApiVersionsRequest v;
-  v.api = kafka::ApiKey::kApiVersions;
-  std::string batch;
-  for (int k = 0; k < 1000; ++k) {
-    batch += kafka::wire::EncodeRequest(c->NextHeader(kafka::ApiKey::kApiVersions, 2), v);
-  }
+  const std::string batch = PipelinedApiVersions(*c, 1000);
   const int flags = fcntl(c->fd(), F_GETFL);
   fcntl(c->fd(), F_SETFL, flags | O_NONBLOCK);
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
