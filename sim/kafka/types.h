@@ -98,7 +98,7 @@ enum class ErrorCode : int16_t {
   NOT_ENOUGH_REPLICAS = 19,
   NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20,
   INVALID_REQUIRED_ACKS = 21,
-  UNSUPPORTED_VERSION = 35,  // only in an ApiVersions response (sim/kafka/cluster.cc)
+  UNSUPPORTED_VERSION = 35,  // only in an ApiVersions response (sim/kafka/cluster_serving.cc)
   OUT_OF_ORDER_SEQUENCE_NUMBER = 45,
   DUPLICATE_SEQUENCE_NUMBER = 46,
   INVALID_PRODUCER_EPOCH = 47,
