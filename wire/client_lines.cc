@@ -134,8 +134,8 @@ void ClientLines::OnLine(sim::Time at, std::string line) {
     c_.fatal_errors.push_back(absl::StrCat(At(at), j->String("name").value_or("?"), ": ",
                                            j->String("text").value_or("")));
   } else if (*event == "client_error") {
-    client_errors_.push_back(absl::StrCat(At(at), j->String("name").value_or("?"), ": ",
-                                          j->String("text").value_or("")));
+    // A known event that no check reads: the line stays in the kept client
+    // log (Keep, above) and nothing more is recorded.
   } else if (*event == "closing") {
     r_.close_called_at = at;
     c_.unoffered = std::max<int64_t>(0, j->Int("unoffered").value_or(0));

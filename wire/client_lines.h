@@ -78,7 +78,6 @@ class ClientLines {
   void OnLine(sim::Time at, std::string line);
 
   const std::string& job_error() const { return job_error_; }
-  const std::vector<std::string>& client_errors() const { return client_errors_; }
   // The client name of the start line ("librdkafka"), empty before it.
   const std::string& client() const { return client_; }
 
@@ -92,7 +91,6 @@ class ClientLines {
   const scenarios::WorkloadSpec& workload_;
   std::vector<std::string> job_topics_;
   absl::btree_map<uint64_t, std::string> topics_;
-  std::vector<std::string> client_errors_;
   std::string job_error_;
   std::string client_;
 };
