@@ -32,7 +32,7 @@
 #include "scenarios/runner.h"
 #include "sim/core/prng.h"
 #include "scenarios/scenario.h"
-#include "fuzz/scenario_gen.h"
+#include "fuzz/scenario_gen_testing.h"
 #include "sim/core/assert.h"
 
 #ifndef PRODSIM_SOURCE_DIR

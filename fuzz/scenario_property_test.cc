@@ -1,4 +1,4 @@
-// Properties of whole runs over generated scenarios (scenario_gen.h): short
+// Properties of whole runs over generated scenarios (scenario_gen_testing.h): short
 // fault-free scenarios pass every check on both producer profiles, runs are
 // deterministic, and, as a canary, the same machinery finds and shrinks a
 // failure on sarama-1.42.1 (IBM/sarama#2803 and its kin) once faults are
@@ -20,7 +20,7 @@
 #include "scenarios/decode.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
-#include "fuzz/scenario_gen.h"
+#include "fuzz/scenario_gen_testing.h"
 #include "sim/core/assert.h"
 
 namespace scenarios {

@@ -20,7 +20,7 @@
 #include "gtest/gtest.h"
 #include "producer/async_producer.h"
 #include "producer/async_producer_internal.h"
-#include "producer/mock_broker.h"
+#include "producer/mock_broker_testing.h"
 #include "sim/core/chan.h"
 #include "sim/core/scheduler.h"
 #include "sim/core/sync.h"

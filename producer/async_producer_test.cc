@@ -32,7 +32,7 @@
 #include "producer/config.h"
 #include "producer/errors.h"
 #include "producer/message.h"
-#include "producer/mock_broker.h"
+#include "producer/mock_broker_testing.h"
 #include "producer/partitioner.h"
 #include "sim/core/chan.h"
 #include "sim/core/scheduler.h"

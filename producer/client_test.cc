@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "producer/mock_broker.h"
+#include "producer/mock_broker_testing.h"
 #include "sim/core/sync.h"
 
 namespace sarama {

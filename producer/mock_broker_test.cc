@@ -1,6 +1,6 @@
 // Tests of MockBroker through the network, as a client sees it (with
 // kafka::RawClient), and of the response builders.
-#include "producer/mock_broker.h"
+#include "producer/mock_broker_testing.h"
 
 #include <memory>
 #include <optional>

@@ -42,7 +42,7 @@
 #include "absl/strings/str_cat.h"
 #include "sim/kafka/protocol.h"
 #include "sim/kafka/wire/codec.h"
-#include "wire/test_client.h"
+#include "wire/kafka_client_testing.h"
 
 namespace {
 

@@ -27,7 +27,7 @@
 #include "gtest/gtest.h"
 #include "sim/kafka/wire/codec.h"
 #include "wire/event_loop.h"
-#include "wire/test_client.h"
+#include "wire/kafka_client_testing.h"
 
 namespace wire {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "sim/core/chan.h"
-#include "sim/core/kernel_programs.h"
+#include "sim/core/kernel_programs_testing.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include "gtest/gtest.h"
 #include "rapidcheck.h"
 #include "rapidcheck/gtest.h"
-#include "sim/core/kernel_programs.h"
+#include "sim/core/kernel_programs_testing.h"
 
 namespace sim::testing {
 namespace {

@@ -1,4 +1,4 @@
-#include "wire/test_client.h"
+#include "wire/kafka_client_testing.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

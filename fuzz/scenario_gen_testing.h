@@ -14,8 +14,8 @@
 // valid: it prints to a file that parses back to it, and the runner builds
 // its world. A counterexample shows as that file (showValue below), so
 // `prodsim run` replays it.
-#ifndef PRODSIM_FUZZ_SCENARIO_GEN_H_
-#define PRODSIM_FUZZ_SCENARIO_GEN_H_
+#ifndef PRODSIM_FUZZ_SCENARIO_GEN_TESTING_H_
+#define PRODSIM_FUZZ_SCENARIO_GEN_TESTING_H_
 
 #include <rapidcheck.h>
 
@@ -108,4 +108,4 @@ inline void showValue(const Scenario& s, std::ostream& os) { os << "\n" << Print
 
 }  // namespace scenarios
 
-#endif  // PRODSIM_FUZZ_SCENARIO_GEN_H_
+#endif  // PRODSIM_FUZZ_SCENARIO_GEN_TESTING_H_

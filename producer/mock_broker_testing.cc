@@ -1,4 +1,4 @@
-#include "producer/mock_broker.h"
+#include "producer/mock_broker_testing.h"
 
 #include <optional>
 #include <utility>

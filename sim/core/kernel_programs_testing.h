@@ -1,8 +1,8 @@
 // Small programs of tasks and channels, used to test the kernel itself:
 // random programs for determinism (same seed, same digest; gcc == clang),
 // and a classic check-then-act race that a scheduler policy must find.
-#ifndef PRODSIM_SIM_CORE_KERNEL_PROGRAMS_H_
-#define PRODSIM_SIM_CORE_KERNEL_PROGRAMS_H_
+#ifndef PRODSIM_SIM_CORE_KERNEL_PROGRAMS_TESTING_H_
+#define PRODSIM_SIM_CORE_KERNEL_PROGRAMS_TESTING_H_
 
 #include <string>
 #include <vector>
@@ -41,4 +41,4 @@ bool CheckThenActLosesUpdate(const SchedulerOptions& options,
 
 }  // namespace sim::testing
 
-#endif  // PRODSIM_SIM_CORE_KERNEL_PROGRAMS_H_
+#endif  // PRODSIM_SIM_CORE_KERNEL_PROGRAMS_TESTING_H_

@@ -1,4 +1,4 @@
-#include "sim/core/kernel_programs.h"
+#include "sim/core/kernel_programs_testing.h"
 
 #include <memory>
 #include <optional>

@@ -26,8 +26,8 @@
 //
 // Invariants: the queue holds at most kExpectationsMax responses; a closed
 // broker accepts no connection, queues nothing and answers nothing more.
-#ifndef PRODSIM_PRODUCER_MOCK_BROKER_H_
-#define PRODSIM_PRODUCER_MOCK_BROKER_H_
+#ifndef PRODSIM_PRODUCER_MOCK_BROKER_TESTING_H_
+#define PRODSIM_PRODUCER_MOCK_BROKER_TESTING_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -174,4 +174,4 @@ std::shared_ptr<kafka::InitProducerIdResponse> NewInitProducerIdResponse(
 
 }  // namespace sarama::testing
 
-#endif  // PRODSIM_PRODUCER_MOCK_BROKER_H_
+#endif  // PRODSIM_PRODUCER_MOCK_BROKER_TESTING_H_

@@ -5,8 +5,8 @@
 // socket's timeouts; nothing here blocks for ever.
 //
 // Not a producer: it sends what it is told, in the order told.
-#ifndef PRODSIM_WIRE_TEST_CLIENT_H_
-#define PRODSIM_WIRE_TEST_CLIENT_H_
+#ifndef PRODSIM_WIRE_KAFKA_CLIENT_TESTING_H_
+#define PRODSIM_WIRE_KAFKA_CLIENT_TESTING_H_
 
 #include <cstdint>
 #include <memory>
@@ -67,4 +67,4 @@ kafka::ProduceRequest OneRecord(const std::string& topic, uint64_t id, int16_t a
 
 }  // namespace wire
 
-#endif  // PRODSIM_WIRE_TEST_CLIENT_H_
+#endif  // PRODSIM_WIRE_KAFKA_CLIENT_TESTING_H_
