@@ -132,6 +132,8 @@ ProducerStep AsyncProducer::State::BatchStep(StepKind kind, const std::string& t
 
 // sarama v1.42.1 async_producer.go: asyncProducer.returnError
 sim::Task<void> AsyncProducer::State::ReturnError(MessagePtr msg, Error err) {
+  PRODSIM_ASSERT(msg != nullptr);
+  PRODSIM_ASSERT_MSG(err, "a message returned as an error needs one");
   // A message that had a sequence number will never be seen by the broker
   // with it, so the sequence can never continue: bump the epoch.
   if (!IsTransactional() && msg->has_sequence) {
@@ -180,11 +182,14 @@ sim::Task<void> AsyncProducer::State::ReturnSuccesses(std::vector<MessagePtr> ba
 
 // sarama v1.42.1 async_producer.go: asyncProducer.retryMessage
 sim::Task<void> AsyncProducer::State::RetryMessage(MessagePtr msg, Error err) {
+  PRODSIM_ASSERT(msg != nullptr);
+  PRODSIM_ASSERT(msg->retries >= 0);
   if (msg->retries >= conf.producer.retry.max) {
     co_await ReturnError(std::move(msg), err);
     co_return;
   }
   ++msg->retries;
+  PRODSIM_ASSERT_MSG(msg->retries <= conf.producer.retry.max, "a retry beyond Retry.Max");
   if (msg->flags == 0) {
     ProducerStep step = MessageStep(StepKind::kRetryMessage, *msg);
     step.error = err.ToString();
@@ -241,6 +246,9 @@ sim::Task<BrokerProducerPtr> AsyncProducer::State::GetBrokerProducer(BrokerPtr b
     broker_refs[bp.get()] = 0;
   }
   broker_refs[bp.get()]++;
+  // The brokerProducer found under a broker's serial is that broker's.
+  PRODSIM_ASSERT(bp->broker->serial() == broker->serial());
+  PRODSIM_ASSERT(broker_refs[bp.get()] >= 1);
   broker_lock.Unlock();
   co_return bp;
 }
@@ -250,6 +258,7 @@ sim::Task<void> AsyncProducer::State::UnrefBrokerProducer(BrokerPtr broker, Brok
   co_await broker_lock.Lock();
   auto it = broker_refs.find(bp.get());
   PRODSIM_ASSERT(it != broker_refs.end());
+  PRODSIM_ASSERT_MSG(it->second > 0, "a brokerProducer unreferenced more often than referenced");
   if (--it->second == 0) {
     bp->input->Close();
     broker_refs.erase(it);
@@ -264,6 +273,8 @@ sim::Task<void> AsyncProducer::State::AbandonBrokerConnection(BrokerPtr broker) 
   co_await broker_lock.Lock();
   auto b = brokers.find(broker->serial());
   if (b != brokers.end()) {
+    PRODSIM_ASSERT(b->second != nullptr);
+    PRODSIM_ASSERT(b->second->broker->serial() == broker->serial());
     if (b->second->abandoned != nullptr) b->second->abandoned->Close();
     brokers.erase(b);
   }
@@ -366,6 +377,8 @@ sim::Task<Error> UpdateLeaderIfBrokerProducerIsNil(PartitionProducerPtr pp, Mess
 
 // sarama v1.42.1 async_producer.go: partitionProducer.newHighWatermark
 sim::Task<void> NewHighWatermark(PartitionProducerPtr pp, int hwm) {
+  PRODSIM_ASSERT_MSG(hwm > pp->high_watermark, "the high watermark only rises here");
+  PRODSIM_ASSERT(pp->broker_producer != nullptr);
   pp->high_watermark = hwm;
   // A fin tells us when everything in between has come back, so that the
   // backlog can be flushed without reordering.
@@ -384,6 +397,7 @@ sim::Task<void> AssignSequenceIfMissing(StatePtr p, MessagePtr msg) {
   if (!p->conf.producer.idempotent || msg->retries != 0 || msg->flags != 0 || msg->has_sequence) {
     co_return;
   }
+  PRODSIM_ASSERT(p->IsMain());
   auto [seq, epoch] = co_await p->txnmgr->GetAndIncrementSequenceNumber(msg->topic, msg->partition);
   msg->sequence_number = seq;
   msg->producer_epoch = epoch;
@@ -396,6 +410,7 @@ sim::Task<void> AssignSequenceIfMissing(StatePtr p, MessagePtr msg) {
 
 // sarama v1.42.1 async_producer.go: partitionProducer.flushRetryBuffers
 sim::Task<void> FlushRetryBuffers(PartitionProducerPtr pp) {
+  PRODSIM_ASSERT_MSG(pp->high_watermark > 0, "no retry level to go down from");
   for (;;) {
     --pp->high_watermark;
     bool send = true;
@@ -406,6 +421,7 @@ sim::Task<void> FlushRetryBuffers(PartitionProducerPtr pp) {
       }
     }
     if (send) {
+      PRODSIM_ASSERT(pp->broker_producer != nullptr);
       std::vector<MessagePtr> buf = pp->Level(pp->high_watermark).buf;
       for (MessagePtr& m : buf) {
         // sarama-main only (35ecd488, #3362): a message parked here before
@@ -475,7 +491,10 @@ sim::Task<void> PartitionDispatch(PartitionProducerPtr pp) {
     if (err) continue;
     // The sequence number is given here, once a broker is known, and only to
     // new messages: retried ones keep theirs.
+    PRODSIM_ASSERT(pp->broker_producer != nullptr);
     if (p->conf.producer.idempotent && msg->retries == 0 && msg->flags == 0) {
+      // A new message: no sequence yet (a sequence is given once).
+      PRODSIM_ASSERT(!msg->has_sequence);
       auto [seq, epoch] =
           co_await p->txnmgr->GetAndIncrementSequenceNumber(msg->topic, msg->partition);
       msg->sequence_number = seq;
@@ -548,6 +567,8 @@ sim::Task<void> TopicDispatch(std::shared_ptr<TopicProducer> tp) {
         continue;
       }
     }
+    PRODSIM_ASSERT(msg->topic == tp->topic);
+    PRODSIM_ASSERT(msg->partition >= 0);
     sim::ChanPtr<MessagePtr>& handler = tp->handlers[msg->partition];
     if (handler == nullptr) handler = NewPartitionProducer(tp->parent, msg->topic, msg->partition);
     co_await handler->Send(msg);
@@ -669,6 +690,7 @@ sim::Task<void> RetryBatch(StatePtr p, std::string topic, int32_t partition, Par
       co_return;
     }
     ++msg->retries;
+    PRODSIM_ASSERT_MSG(msg->retries <= p->conf.producer.retry.max, "a retry beyond Retry.Max");
   }
   // A metadata refresh was requested before this was started.
   auto [leader, err] = co_await p->client->Leader(topic, partition);
@@ -759,6 +781,8 @@ sim::Task<void> BrokerProducer::Bridge(BrokerProducerPtr bp) {
     std::optional<std::shared_ptr<ProduceSet>> next = co_await bp->output->Recv();
     if (!next.has_value()) break;
     std::shared_ptr<ProduceSet> set = std::move(*next);
+    PRODSIM_ASSERT(set != nullptr);
+    PRODSIM_ASSERT(set->buffer_bytes() >= 0);
     std::shared_ptr<kafka::ProduceRequest> request = set->BuildRequest();
     // CPU (go policy): buildRequest, the encoding and the write, by bytes.
     p->sched().Spend(p->sched().cpu().request +
@@ -892,6 +916,8 @@ sim::Task<void> BrokerProducer::Run(BrokerProducerPtr bp) {
 
 // The input case of brokerProducer.run.
 sim::Task<void> BrokerProducer::HandleMessage(MessagePtr msg, sim::ChanPtr<sim::Time>* timer_chan) {
+  PRODSIM_ASSERT(msg != nullptr);
+  PRODSIM_ASSERT_MSG((msg->flags & kShutdown) == 0, "shutdown is the dispatcher's message");
   StatePtr p = parent_;
   const std::pair<std::string, int32_t> key{msg->topic, msg->partition};
   if (msg->flags & kSyn) {
@@ -925,6 +951,8 @@ sim::Task<void> BrokerProducer::HandleMessage(MessagePtr msg, sim::ChanPtr<sim::
       co_return;
     }
   }
+  // Only data messages reach the buffer: syn and fin were handled above.
+  PRODSIM_ASSERT(msg->flags == 0);
   // CPU (go policy): produceSet.add and the message's share of the request.
   p->sched().Spend(p->sched().cpu().message);
   if (Error err = buffer_->Add(msg, p->sched().now())) {
@@ -939,6 +967,7 @@ sim::Task<void> BrokerProducer::HandleMessage(MessagePtr msg, sim::ChanPtr<sim::
     co_await p->ReturnError(msg, err);
     co_return;
   }
+  PRODSIM_ASSERT(!buffer_->Empty());
   if (p->conf.producer.flush.frequency.nanos() > 0 && timer_ == nullptr) {
     timer_ = std::make_unique<sim::Timer>(p->sched(), "bp.flush-timer",
                                           p->conf.producer.flush.frequency);
@@ -959,6 +988,7 @@ sim::Task<void> BrokerProducer::Shutdown() {
       co_await RollOver();
     }
   }
+  PRODSIM_ASSERT(buffer_->Empty());
   output->Close();
   for (;;) {
     std::optional<BrokerProducerResponse> response = co_await responses->Recv();
@@ -1000,10 +1030,13 @@ sim::Task<void> BrokerProducer::RollOver() {
   timer_.reset();
   timer_fired_ = false;
   buffer_ = co_await parent_->NewProduceSet();
+  PRODSIM_ASSERT(buffer_ != nullptr);
+  PRODSIM_ASSERT(buffer_->Empty());
 }
 
 // sarama v1.42.1 async_producer.go: brokerProducer.handleResponse
 sim::Task<void> BrokerProducer::HandleResponse(BrokerProducerResponse response) {
+  PRODSIM_ASSERT(response.set != nullptr);
   if (response.err) {
     co_await HandleError(response.set, response.err);
   } else {
@@ -1064,6 +1097,8 @@ sim::Task<void> BrokerProducer::HandleSuccess(
   StatePtr p = parent_;
   const std::vector<std::string> retry_topics = co_await ReturnResolved(sent, response);
   if (retry_topics.empty()) co_return;
+  // A retriable code came in a response block: there is a response.
+  PRODSIM_ASSERT(response != nullptr);
   if (p->conf.producer.idempotent) {
     co_await p->client->RefreshMetadata(retry_topics);  // a failure is only logged
   }
@@ -1091,6 +1126,8 @@ sim::Task<void> BrokerProducer::HandleError(std::shared_ptr<ProduceSet> sent, Er
     co_await HandleErrorMain(std::move(sent), std::move(err));
     co_return;
   }
+  PRODSIM_ASSERT(sent != nullptr);
+  PRODSIM_ASSERT(err);
   StatePtr p = parent_;
   // (PacketEncodingError, the other branch, cannot happen: nothing is encoded.)
   p->Note(0x636c6f73 /*clos*/, static_cast<uint64_t>(broker->ID()), [&] {
@@ -1148,6 +1185,7 @@ sim::Task<std::vector<ProducerError>> AsyncProducer::Close() {
 // sarama v1.42.1 async_producer.go: newAsyncProducer
 sim::Task<absl::StatusOr<std::unique_ptr<AsyncProducer>>> AsyncProducer::Start(
     std::shared_ptr<Client> client, bool owns, Profile profile) {
+  PRODSIM_ASSERT(client != nullptr);
   PRODSIM_ASSERT_MSG(client->env().profile == profile,
                      "the client follows another Sarama than the producer (Env::profile)");
   if (client->Closed())
