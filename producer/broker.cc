@@ -251,6 +251,9 @@ sim::Task<Error> Broker::Close() {
     lock_.Unlock();
     co_return Error::Of(ErrorKind::kNotConnected);
   }
+  // A connection comes with its receiver's channels (DialAndServe).
+  PRODSIM_ASSERT(responses_ != nullptr);
+  PRODSIM_ASSERT(done_ != nullptr);
   responses_->Close();
   co_await done_->Recv();
   conn_->Close();

@@ -243,6 +243,7 @@ sim::Task<Error> Client::TryRefreshMetadata(std::vector<std::string> topics,
     // sarama-main stamps only a refresh that worked (1fe27c9d), below.
     if (!IsMain()) update_metadata_time_ = env_.sched->now();
     auto [response, err] = co_await broker->GetMetadata(std::move(req));
+    if (!err) PRODSIM_ASSERT(response != nullptr);
     if (!err && response->brokers.empty()) {
       // KAFKA-7924: a broker that is starting up answers with no brokers.
       co_await broker->Close();
@@ -270,6 +271,7 @@ sim::Task<Error> Client::TryRefreshMetadata(std::vector<std::string> topics,
 
 // sarama v1.42.1 client.go: client.updateBroker (under the write lock)
 void Client::UpdateBroker(const std::vector<kafka::BrokerMetadata>& brokers) {
+  PRODSIM_ASSERT(lock_.writer());
   absl::btree_map<int32_t, bool> current;
   for (const kafka::BrokerMetadata& bm : brokers) {
     current[bm.id.value] = true;
@@ -289,10 +291,13 @@ void Client::UpdateBroker(const std::vector<kafka::BrokerMetadata>& brokers) {
     SafeAsyncClose(it->second);
     it = brokers_.erase(it);
   }
+  // The registered brokers are exactly the response's.
+  PRODSIM_ASSERT(brokers_.size() == current.size());
 }
 
 // REQUIRES: lock_ held for writing.
 void Client::ForgetAllMetadata() {
+  PRODSIM_ASSERT(lock_.writer());
   metadata_.clear();
   metadata_topics_.clear();
   cached_partitions_[0].clear();
@@ -301,6 +306,7 @@ void Client::ForgetAllMetadata() {
 
 // REQUIRES: lock_ held for writing. (The topic stays tracked.)
 void Client::ForgetTopic(const std::string& topic) {
+  PRODSIM_ASSERT(lock_.writer());
   metadata_topics_[topic] = true;
   metadata_.erase(topic);
   cached_partitions_[0].erase(topic);
@@ -309,6 +315,7 @@ void Client::ForgetTopic(const std::string& topic) {
 
 // REQUIRES: lock_ held for writing.
 bool Client::StorePartitions(const kafka::TopicMetadata& topic) {
+  PRODSIM_ASSERT(lock_.writer());
   bool leaderless = false;
   auto& parts = metadata_[topic.name];
   for (const kafka::PartitionMetadata& p : topic.partitions) {
