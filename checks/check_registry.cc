@@ -1,15 +1,28 @@
+#include "checks/check_registry.h"
+
 #include <memory>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
 #include "checks/check.h"
-#include "checks/check_families.h"
+#include "sim/core/assert.h"
 
 namespace checks {
 namespace {
 
-// The registry FindCheck and EvaluateAll use: built once, never changed.
+constexpr bool NamesDistinct() {
+  for (size_t i = 0; i < kCheckCount; ++i) {
+    for (size_t j = i + 1; j < kCheckCount; ++j) {
+      if (kCheckTable[i].name == kCheckTable[j].name) return false;
+    }
+  }
+  return true;
+}
+static_assert(NamesDistinct(), "kCheckTable: names are distinct");
+
+// The checks FindCheck and EvaluateAll use: built once, never changed.
 const std::vector<std::unique_ptr<Check>>& Registry() {
   static const auto* const kRegistry = new std::vector<std::unique_ptr<Check>>(AllChecks());
   return *kRegistry;
@@ -17,19 +30,22 @@ const std::vector<std::unique_ptr<Check>>& Registry() {
 
 }  // namespace
 
+std::span<const CheckInfo> CheckInfos() { return kCheckTable; }
+
+const CheckInfo* FindCheckInfo(std::string_view name) {
+  for (const CheckInfo& c : kCheckTable) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
 std::vector<std::unique_ptr<Check>> AllChecks() {
   std::vector<std::unique_ptr<Check>> out;
-  for (auto make : {families::MakeAckedBatchesInOrder, families::MakeLogSequencesContiguous,
-                    families::MakeNoDuplicates, families::MakePerPartitionOrder,
-                    families::MakeAckedAreDurable, families::MakeEveryMessageOneOutcome,
-                    families::MakeNotPersistedAbsent, families::MakeNoPanic,
-                    families::MakeNoProducerAssertion, families::MakeNoBrokerSequenceError,
-                    families::MakeRetryPacing, families::MakeNoLeakedGoroutines,
-                    families::MakeNoFatalError, families::MakeClientCrashed,
-                    families::MakeClientExitedEarly, families::MakeClientHung,
-                    families::MakeClientOutputGarbage, families::MakeClientMalformedFrame,
-                    families::MakeClientLostMessages, families::MakeLiveness}) {
-    out.push_back(make());
+  out.reserve(kCheckCount);
+  for (const CheckInfo& c : kCheckTable) {
+    out.push_back(c.make());
+    PRODSIM_ASSERT(out.back() != nullptr);
+    PRODSIM_ASSERT(out.back()->name() == c.name);
   }
   return out;
 }

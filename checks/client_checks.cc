@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "checks/check.h"
+#include "checks/check_registry.h"
 #include "checks/check_families.h"
 #include "checks/check_support.h"
 #include "sim/core/assert.h"
@@ -30,7 +31,7 @@ namespace {
 // as Sarama's produceSet assertion is.
 class NoFatalError final : public Check {
  public:
-  std::string_view name() const override { return "no-fatal-error"; }
+  std::string_view name() const override { return kNoFatalError; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
     if (!r.client || r.client->fatal_errors.empty()) return std::nullopt;
     Witnesses w;
@@ -52,12 +53,12 @@ class ClientCheck final : public Check {
   explicit ClientCheck(Kind kind) : kind_(kind) {}
   std::string_view name() const override {
     switch (kind_) {
-      case Kind::kCrashed: return "client-crashed";
-      case Kind::kExitedEarly: return "client-exited-early";
-      case Kind::kHung: return "client-hung";
-      case Kind::kGarbage: return "client-output-garbage";
-      case Kind::kMalformedFrame: return "client-malformed-frame";
-      case Kind::kLostMessages: return "client-lost-messages";
+      case Kind::kCrashed: return kClientCrashed;
+      case Kind::kExitedEarly: return kClientExitedEarly;
+      case Kind::kHung: return kClientHung;
+      case Kind::kGarbage: return kClientOutputGarbage;
+      case Kind::kMalformedFrame: return kClientMalformedFrame;
+      case Kind::kLostMessages: return kClientLostMessages;
     }
     return "?";
   }

@@ -43,6 +43,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "checks/chain.h"
+#include "checks/check_registry.h"
 
 namespace checks::internal {
 namespace {
@@ -125,8 +126,8 @@ void AckLines(Chain& chain, const RunRecord& r, const std::vector<uint64_t>& ids
 }
 
 std::optional<Signature> SequenceReuse(const RunRecord& r, const Violation& v) {
-  if (v.check != "acked-are-durable" && v.check != "no-duplicates" &&
-      v.check != "acked-batches-in-order" && v.check != "every-message-one-outcome") {
+  if (v.check != kAckedAreDurable && v.check != kNoDuplicates &&
+      v.check != kAckedBatchesInOrder && v.check != kEveryMessageOneOutcome) {
     return std::nullopt;
   }
   const Subject& s = v.subject;
@@ -169,7 +170,7 @@ std::optional<Signature> SequenceReuse(const RunRecord& r, const Violation& v) {
 }
 
 std::optional<Signature> Rewritten(const RunRecord& r, const Violation& v) {
-  if (v.check != "no-duplicates" || v.subject.ids.empty()) return std::nullopt;
+  if (v.check != kNoDuplicates || v.subject.ids.empty()) return std::nullopt;
   const uint64_t id = v.subject.ids.front();
   const AppendEvent* first = nullptr;
   for (const AppendEvent& a : r.kafka.appends) {
@@ -201,7 +202,7 @@ std::optional<Signature> Rewritten(const RunRecord& r, const Violation& v) {
 }
 
 std::optional<Signature> NotPersistedButWritten(const RunRecord& r, const Violation& v) {
-  if (v.check != "not-persisted-absent" || v.subject.ids.empty()) return std::nullopt;
+  if (v.check != kNotPersistedAbsent || v.subject.ids.empty()) return std::nullopt;
   const uint64_t id = v.subject.ids.front();
   Chain chain(r, v, v.subject);
   bool written = false;
@@ -239,7 +240,7 @@ const ResponseEvent* SuccessFor(const RunRecord& r, uint64_t id) {
 // truncated); acked-then-truncated when a broker did and the write was
 // lost afterwards.
 std::optional<Signature> AckedLost(const RunRecord& r, const Violation& v) {
-  if (v.check != "acked-are-durable" || v.subject.ids.size() != 1) return std::nullopt;
+  if (v.check != kAckedAreDurable || v.subject.ids.size() != 1) return std::nullopt;
   const uint64_t id = v.subject.ids.front();
   Chain chain(r, v, v.subject);
   const AppendEvent* written = nullptr;
@@ -274,7 +275,7 @@ std::optional<Signature> AckedLost(const RunRecord& r, const Violation& v) {
 }
 
 std::optional<Signature> RetryOvertaken(const RunRecord& r, const Violation& v) {
-  if (v.check != "per-partition-order" || v.subject.ids.size() < 2) return std::nullopt;
+  if (v.check != kPerPartitionOrder || v.subject.ids.size() < 2) return std::nullopt;
   const uint64_t late = v.subject.ids[0], overtaker = v.subject.ids[1];
   const ResponseEvent* refused = nullptr;
   for (const ResponseEvent& e : r.kafka.responses) {
@@ -324,7 +325,7 @@ int32_t BlackholedBroker(const kafka::FaultEvent& f) {
 // the broker, while its messages failed or waited: it gives up on requests
 // (its request timeout) without giving up on the connection.
 std::optional<Signature> KeptDeadConnection(const RunRecord& r, const Violation& v) {
-  if (v.check != "liveness" && v.check != "client-hung") return std::nullopt;
+  if (v.check != kLiveness && v.check != kClientHung) return std::nullopt;
   for (const kafka::FaultEvent& f : r.kafka.faults) {
     const int32_t broker = BlackholedBroker(f);
     if (broker < 0) continue;
@@ -372,7 +373,7 @@ std::optional<Signature> KeptDeadConnection(const RunRecord& r, const Violation&
 }
 
 std::optional<Signature> StalledAfterHeal(const RunRecord& r, const Violation& v) {
-  if (v.check != "liveness") return std::nullopt;
+  if (v.check != kLiveness) return std::nullopt;
   Chain chain(r, v, v.subject);
   const kafka::FaultEvent* heal = nullptr;
   for (const kafka::FaultEvent& f : r.kafka.faults) {

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "checks/check.h"
+#include "checks/check_registry.h"
 #include "checks/check_families.h"
 #include "checks/check_support.h"
 #include "sim/core/assert.h"
@@ -26,7 +27,7 @@ namespace {
 
 class Liveness final : public Check {
  public:
-  std::string_view name() const override { return "liveness"; }
+  std::string_view name() const override { return kLiveness; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
     // A crashed program stops: what it left unresolved is the panic's
     // doing, which no-panic reports.
@@ -75,7 +76,7 @@ class Liveness final : public Check {
       w.Add([&] { return absl::StrCat(At(r.run.end_time), " ", Trim(lines[i])); });
     }
     if (w.empty()) w.Add([&] { return absl::StrCat(At(r.run.end_time), " deadlock (no detail)"); });
-    return MakeViolation("liveness", absl::StrCat("deadlock at ", At(r.run.end_time), ": ", quoted),
+    return MakeViolation(kLiveness, absl::StrCat("deadlock at ", At(r.run.end_time), ": ", quoted),
                          w);
   }
 
@@ -126,7 +127,7 @@ class Liveness final : public Check {
     Witnesses w;
     AddUnresolved(r, open, w);
     return MakeViolation(
-        "liveness",
+        kLiveness,
         absl::StrCat("run hit its ", Sv(sim::OutcomeName(r.run.outcome)), " at ",
                      At(r.run.end_time), " with ", open.size(), " of ", r.produced.size(),
                      " produced message(s) unresolved: ids ", IdsOf(r, open)),
@@ -156,7 +157,7 @@ class Liveness final : public Check {
                           *c.job_messages, " messages: the client's calls held every slot");
     });
     return MakeViolation(
-        "liveness",
+        kLiveness,
         absl::StrCat(c.unoffered, " of the job's ", *c.job_messages,
                      " message(s) never taken by the client: its produce calls held every slot "
                      "until the flush wait ran out ",
@@ -195,7 +196,7 @@ class Liveness final : public Check {
         " produced message(s) unresolved");
     if (!open.empty()) absl::StrAppend(&explanation, " (ids ", IdsOf(r, open), ")");
     absl::StrAppend(&explanation, "; ", close_text);
-    return MakeViolation("liveness", std::move(explanation), w);
+    return MakeViolation(kLiveness, std::move(explanation), w);
   }
 };
 

@@ -13,6 +13,7 @@
 #include "absl/container/btree_map.h"
 #include "absl/strings/str_cat.h"
 #include "checks/check.h"
+#include "checks/check_registry.h"
 #include "checks/check_families.h"
 #include "checks/check_support.h"
 #include "sim/core/assert.h"
@@ -33,7 +34,7 @@ namespace {
 
 class RetryPacing final : public Check {
  public:
-  std::string_view name() const override { return "retry-pacing"; }
+  std::string_view name() const override { return kRetryPacing; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
     if (!r.retry_backoff.has_value()) return std::nullopt;
     const sim::Duration backoff = *r.retry_backoff;
@@ -117,7 +118,7 @@ class RetryPacing final : public Check {
 
 class NoLeakedGoroutines final : public Check {
  public:
-  std::string_view name() const override { return "no-leaked-goroutines"; }
+  std::string_view name() const override { return kNoLeakedGoroutines; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
     if (!r.check_leaked_goroutines || !r.close_returned_at.has_value()) return std::nullopt;
     const bool reported = r.client.has_value() && r.client->goroutines_reported;

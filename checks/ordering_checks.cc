@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "checks/check.h"
+#include "checks/check_registry.h"
 #include "checks/check_families.h"
 #include "checks/check_support.h"
 #include "sim/core/assert.h"
@@ -36,7 +37,7 @@ std::string AckJump(int64_t prev, int64_t next) {
 
 class AckedBatchesInOrder final : public Check {
  public:
-  std::string_view name() const override { return "acked-batches-in-order"; }
+  std::string_view name() const override { return kAckedBatchesInOrder; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
     if (!r.idempotent) return std::nullopt;
     // topic, partition, epoch, and the produce call when the application
@@ -129,7 +130,7 @@ class AckedBatchesInOrder final : public Check {
 
 class LogSequencesContiguous final : public Check {
  public:
-  std::string_view name() const override { return "log-sequences-contiguous"; }
+  std::string_view name() const override { return kLogSequencesContiguous; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
     if (!r.idempotent) return std::nullopt;
     Witnesses w;
@@ -201,7 +202,7 @@ class LogSequencesContiguous final : public Check {
 
 class NoDuplicates final : public Check {
  public:
-  std::string_view name() const override { return "no-duplicates"; }
+  std::string_view name() const override { return kNoDuplicates; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
     if (!r.idempotent) return std::nullopt;
     struct Where {
@@ -247,7 +248,7 @@ class NoDuplicates final : public Check {
 
 class PerPartitionOrder final : public Check {
  public:
-  std::string_view name() const override { return "per-partition-order"; }
+  std::string_view name() const override { return kPerPartitionOrder; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
     // sarama config.go, Net.MaxOpenRequests: "message ordering is not
     // guaranteed if Producer.Idempotent is disabled" with more than one;

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "checks/check.h"
+#include "checks/check_registry.h"
 #include "checks/check_families.h"
 #include "checks/check_support.h"
 #include "sim/core/assert.h"
@@ -27,7 +28,7 @@ namespace {
 
 class AckedAreDurable final : public Check {
  public:
-  std::string_view name() const override { return "acked-are-durable"; }
+  std::string_view name() const override { return kAckedAreDurable; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
     // Only acks=all promises that an acknowledged message survives a
     // failover (with acks=1 losing it is Kafka's documented behaviour; with
@@ -139,7 +140,7 @@ class AckedAreDurable final : public Check {
 
 class EveryMessageOneOutcome final : public Check {
  public:
-  std::string_view name() const override { return "every-message-one-outcome"; }
+  std::string_view name() const override { return kEveryMessageOneOutcome; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
     const std::vector<OutcomeRef> outcomes = SortedOutcomes(r.producer);
     const ProducedIndex produced(r);
@@ -247,7 +248,7 @@ class EveryMessageOneOutcome final : public Check {
 // kafkajs) promises nothing, and this check does not apply to it.
 class NotPersistedAbsent final : public Check {
  public:
-  std::string_view name() const override { return "not-persisted-absent"; }
+  std::string_view name() const override { return kNotPersistedAbsent; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
     absl::btree_map<uint64_t, std::string> where;  // claimed absent -> where it is
     for (const sarama::ErrorEvent& e : r.producer.errors) {

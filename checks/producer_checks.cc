@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "checks/check.h"
+#include "checks/check_registry.h"
 #include "checks/check_families.h"
 #include "checks/check_support.h"
 #include "sim/core/assert.h"
@@ -29,7 +30,7 @@ namespace {
 
 class NoPanic final : public Check {
  public:
-  std::string_view name() const override { return "no-panic"; }
+  std::string_view name() const override { return kNoPanic; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
     if (r.run.outcome != sim::Outcome::kProgramCrash) return std::nullopt;
     sim::PanicReport p;
@@ -73,7 +74,7 @@ class NoPanic final : public Check {
 
 class NoProducerAssertion final : public Check {
  public:
-  std::string_view name() const override { return "no-producer-assertion"; }
+  std::string_view name() const override { return kNoProducerAssertion; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
     Witnesses w;
     Subject subject;
@@ -101,7 +102,7 @@ class NoProducerAssertion final : public Check {
 
 class NoBrokerSequenceError final : public Check {
  public:
-  std::string_view name() const override { return "no-broker-sequence-error"; }
+  std::string_view name() const override { return kNoBrokerSequenceError; }
   std::optional<Violation> Evaluate(const RunRecord& r) const override {
     if (!r.sequence_error_is_violation) return std::nullopt;
     Witnesses w;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "checks/chain.h"
+#include "checks/check_registry.h"
 #include "sim/core/prng.h"
 #include "sim/kafka/types.h"
 
@@ -578,7 +579,7 @@ bool BehindTheHole(const Context& c, const ProducerStep& bump, const ProducerSte
 
 // Whether the violation is the broker refusing the subject's request.
 bool SubjectRefused(const Context& c) {
-  if (c.v.check == "no-broker-sequence-error") return true;
+  if (c.v.check == kNoBrokerSequenceError) return true;
   const ProducerStep* answer = c.subject_send != nullptr ? AnswerTo(c, *c.subject_send) : nullptr;
   return answer != nullptr && answer->error.empty() && Failed(*answer);
 }
@@ -589,7 +590,7 @@ bool SubjectRefused(const Context& c) {
 // with their old sequences (under either epoch) and the broker, or the
 // produceSet's assertion, refuses them.
 std::optional<Signature> EpochResetInFlight(const Context& c) {
-  const bool assertion = c.v.check == "no-producer-assertion";
+  const bool assertion = c.v.check == kNoProducerAssertion;
   // produceSet.add refuses a sequence below the batch's first: a message
   // refused with sequence 0 of a bumped epoch was the first numbered under
   // it, so the batch it joined began with one numbered under an older epoch.
@@ -679,7 +680,7 @@ bool Acked(const Context& c, uint64_t id) {
 // asyncProducer.returnError reports what the producer gave up on, whatever
 // the broker holds.
 std::optional<Signature> WrittenReportedFailed(const Context& c) {
-  if (c.v.check != "acked-batches-in-order" || c.subject.sequence < 0) return std::nullopt;
+  if (c.v.check != kAckedBatchesInOrder || c.subject.sequence < 0) return std::nullopt;
   for (const sarama::ErrorEvent& e : c.r.producer.errors) {
     if (e.at > c.subject.at || e.topic != c.subject.topic || e.partition != c.subject.partition ||
         Acked(c, e.id)) {
@@ -711,7 +712,7 @@ std::optional<Signature> WrittenReportedFailed(const Context& c) {
 // number: the acknowledgements skip the sequence it was written at, whose
 // own message failed before it was ever written.
 std::optional<Signature> RegroupedAck(const Context& c) {
-  if (c.v.check != "acked-batches-in-order" || c.subject.sequence < 0 || c.subject.ids.empty()) {
+  if (c.v.check != kAckedBatchesInOrder || c.subject.sequence < 0 || c.subject.ids.empty()) {
     return std::nullopt;
   }
   const uint64_t id = c.subject.ids.front();
@@ -792,7 +793,7 @@ std::optional<Signature> RegroupedRetry(const Context& c) {
 // under, and handleSuccess reports the duplicate as written: the message is
 // acknowledged and lost.
 std::optional<Signature> DuplicateOfOtherAcked(const Context& c) {
-  if (c.v.check != "acked-are-durable" || c.subject.ids.size() < 2 || c.subject.sequence < 0) {
+  if (c.v.check != kAckedAreDurable || c.subject.ids.size() < 2 || c.subject.sequence < 0) {
     return std::nullopt;
   }
   const uint64_t id = c.subject.ids[0], held = c.subject.ids[1];
@@ -919,7 +920,7 @@ std::optional<Signature> ResendOvertaken(const Context& c) {
 // retried (retryMessages, through the partitionProducer) after a message
 // produced later was written: the log's order is not the produce order.
 std::optional<Signature> RetryOvertaken(const Context& c) {
-  if (c.v.check != "per-partition-order" || c.subject.ids.size() < 2) return std::nullopt;
+  if (c.v.check != kPerPartitionOrder || c.subject.ids.size() < 2) return std::nullopt;
   const uint64_t early = c.subject.ids[0], late = c.subject.ids[1];
   const ProducerStep* retry = LastOf(c, StepKind::kRetryMessage, early, c.subject.at);
   const ProducerStep* late_send = LastOf(c, StepKind::kSend, late, c.subject.at);
@@ -969,7 +970,7 @@ bool HeardAfter(const Context& c, const ProducerStep& send) {
 // failure: the scheduler found nothing pending, so no read was waiting.
 std::optional<Signature> CloseHang(const Context& c) {
   const RunRecord& r = c.r;
-  if (c.v.check != "liveness" || !r.close_called_at || r.close_returned_at ||
+  if (c.v.check != kLiveness || !r.close_called_at || r.close_returned_at ||
       !r.read_timeout.has_value() || r.run.outcome == sim::Outcome::kDeadlock) {
     return std::nullopt;
   }
@@ -994,7 +995,7 @@ std::optional<Signature> CloseHang(const Context& c) {
 // retry-without-backoff: the retry-pacing check's subject, the message's
 // two attempts too close together; the function that resent it.
 std::optional<Signature> RetryWithoutBackoff(const Context& c) {
-  if (c.v.check != "retry-pacing" || c.subject.ids.empty()) return std::nullopt;
+  if (c.v.check != kRetryPacing || c.subject.ids.empty()) return std::nullopt;
   const uint64_t id = c.subject.ids.front();
   const ProducerStep* resend = LastOf(c, StepKind::kSend, id, c.subject.at);
   if (resend == nullptr) return std::nullopt;
@@ -1022,7 +1023,7 @@ std::optional<Signature> RetryWithoutBackoff(const Context& c) {
 // "sequence desynchronization"), where recovering (an epoch bump) was open
 // to it: confluentinc/librdkafka#4438 before 2.3.0.
 std::optional<Signature> SequenceDesyncFatal(const Context& c) {
-  if (c.v.check != "no-fatal-error" || !c.r.client.has_value()) return std::nullopt;
+  if (c.v.check != kNoFatalError || !c.r.client.has_value()) return std::nullopt;
   const std::string& fatal =
       c.r.client->fatal_errors.empty() ? std::string() : c.r.client->fatal_errors.front();
   if (fatal.find("rewound sequence") == std::string::npos &&
@@ -1091,7 +1092,7 @@ namespace {
 // panic: the modelled program crashed (no-panic's violation); the function
 // is the goroutine's. The chain is Go's report: message, goroutine, line.
 std::optional<Signature> Panic(const Context& c) {
-  if (c.v.check != "no-panic") return std::nullopt;
+  if (c.v.check != kNoPanic) return std::nullopt;
   const sim::PanicReport p = c.r.run.panic.value_or(sim::PanicReport{});
   Chain chain(c);
   chain.Line(c.r.run.end_time, c.v.explanation);
@@ -1102,7 +1103,7 @@ std::optional<Signature> Panic(const Context& c) {
 // goroutine-leak: no-leaked-goroutines' violation; the function is the
 // first survivor's, and the chain names each with what it waits on.
 std::optional<Signature> GoroutineLeak(const Context& c) {
-  if (c.v.check != "no-leaked-goroutines") return std::nullopt;
+  if (c.v.check != kNoLeakedGoroutines) return std::nullopt;
   const sim::LiveGoroutine* first = nullptr;
   Chain chain(c);
   if (c.r.close_returned_at.has_value()) {
