@@ -1,6 +1,7 @@
 #include "checks/signature.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <set>
 #include <string>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "checks/chain.h"
 #include "checks/check_registry.h"
+#include "sim/core/assert.h"
 #include "sim/core/prng.h"
 #include "sim/kafka/types.h"
 
@@ -139,7 +141,13 @@ const ProducerStep* AnswerTo(const Context& c, const ProducerStep& send) {
 }
 
 Context MakeContext(const RunRecord& r, const Violation& v) {
+  PRODSIM_ASSERT(!v.check.empty());
   Context c{r, v, sarama::StepsInTimeOrder(r.producer), v.subject, nullptr};
+  // Every rule's walk over the steps stops at the first one past its bound.
+  PRODSIM_ASSERT(std::is_sorted(c.steps.begin(), c.steps.end(),
+                                [](const ProducerStep* x, const ProducerStep* y) {
+                                  return x->at < y->at;
+                                }));
   // A broker's answer names a request: its messages are the subject's.
   if (c.subject.correlation_id >= 0 && c.subject.ids.empty()) {
     for (const ProducerStep* s : c.steps) {
@@ -1120,12 +1128,132 @@ std::optional<Signature> GoroutineLeak(const Context& c) {
   return chain.Done("goroutine-leak", GoroutineFunction(first->name));
 }
 
-constexpr Rule kRules[] = {
-    &SequenceDesyncFatal,   &Panic,              &GoroutineLeak,         &MockDroppedResponse,
-    &CloseHang,             &RetryWithoutBackoff, &CloseDuringRetry,     &UnsequencedRetryFlush,
-    &RetryOvertaken,        &TwoInFlight,        &RegroupedRetry,        &WrittenReportedFailed,
-    &EpochResetInFlight,    &DuplicateOfOtherAcked, &ResendOvertaken,
+// Every mechanism with its function and what it means, and the rule that
+// names it, in the order Classify tries the rules (the first that explains a
+// failure wins): kRules and Mechanisms() derive from it. A rule may name
+// another row's mechanism too (ResendOvertaken finds two-in-flight when the
+// resends went out together); a row without a doc is a second rule of the
+// mechanism above it. A real client's rows have no rule here.
+struct MechanismRow {
+  Rule rule;  // nullptr: a real client's (client_signature.cc)
+  MechanismInfo info;
 };
+
+constexpr MechanismRow kMechanismTable[] = {
+    {&SequenceDesyncFatal,
+     {"sequence-desync-fatal", "rd_kafka_handle_idempotent_Produce_error",
+      "a real client's fatal idempotence error after an OUT_OF_ORDER answer (librdkafka #4438)",
+      true}},
+    {&Panic,
+     {"panic", "GOROUTINE",
+      "the modelled program crashed as Go panics (send on a closed channel, a nil "
+      "dereference, an unlock of an unlocked mutex); the function is the goroutine's"}},
+    {&GoroutineLeak,
+     {"goroutine-leak", "GOROUTINE",
+      "a goroutine the producer started still blocked after Close returned (goleak's "
+      "finding); the function is the first survivor's"}},
+    {&MockDroppedResponse,
+     {"mock-dropped-response", "Broker.responseReceiver",
+      "a mock fault dropped a response on an open connection; the next answer's correlation id "
+      "did not match"}},
+    {&CloseHang,
+     {"close-hang", "Broker.responseReceiver",
+      "Close did not return: a request the producer wrote was never answered, and nothing came "
+      "back from its broker for well past Net.ReadTimeout"}},
+    {&RetryWithoutBackoff,
+     {"retry-without-backoff", "asyncProducer.retryBatch | partitionProducer.dispatch",
+      "a message resent sooner than Retry.Backoff after its previous attempt"}},
+    {&CloseDuringRetry,
+     {"close-during-retry", "asyncProducer.retryBatch",
+      "shutdown fails a written batch that was being retried; the epoch bump then resets the "
+      "partition's sequences under messages still retrying"}},
+    {&UnsequencedRetryFlush,
+     {"unsequenced-retry-flush", "partitionProducer.flushRetryBuffers",
+      "a message parked during a retry is flushed without a sequence number; produceSet.add's "
+      "assertion refuses it, or its batch claims a sequence the next batch also has"}},
+    {&RetryOvertaken,
+     {"retry-overtaken", "asyncProducer.retryMessages | asyncProducer.retryBatch",
+      "a failed message or batch is resent after a later one of its partition was written"}},
+    {&TwoInFlight,
+     {"two-in-flight", "Broker.AsyncProduce",
+      "with MaxOpenRequests=1 two requests of a partition were on the wire; the first failed and "
+      "the resends went out of order"}},
+    {&RegroupedRetry,
+     {"regrouped-retry", "asyncProducer.retryMessages",
+      "retried messages regrouped into a batch that overlaps the written one without matching "
+      "it: OUT_OF_ORDER instead of a duplicate"}},
+    {&WrittenReportedFailed,
+     {"written-reported-failed", "asyncProducer.returnError",
+      "a message a leader had written was reported failed (its answers lost until the retries "
+      "ran out, or shutdown); a later one was acknowledged past its sequence"}},
+    {&EpochResetInFlight,
+     {"epoch-reset-in-flight", "asyncProducer.bumpIdempotentProducerEpoch",
+      "an epoch bump resets the sequences while messages numbered under the old epoch are in "
+      "flight or retrying"}},
+    {&DuplicateOfOtherAcked,
+     {"duplicate-of-other-acked", "brokerProducer.handleSuccess",
+      "DUPLICATE_SEQUENCE_NUMBER for sequences another message was written under, reported as "
+      "written: acknowledged and lost"}},
+    // retry-overtaken's second rule, tried after every other (described above).
+    {&ResendOvertaken, {"retry-overtaken", {}, {}}},
+    // A real client's (checks/client_signature.cc's ClassifyRealClient tries
+    // them); the function is the client.
+    {nullptr,
+     {"sequence-reuse", "CLIENT",
+      "the broker answered a batch as the duplicate of another it holds under the same epoch "
+      "and sequence: the client reused a sequence number (acknowledged at another message's "
+      "offset)",
+      true}},
+    {nullptr,
+     {"rewritten-under-new-sequence", "CLIENT",
+      "a message written twice, the second time under another sequence, after its first "
+      "write's answer failed or was lost",
+      true}},
+    {nullptr,
+     {"rewritten-under-new-epoch", "CLIENT",
+      "a message written twice, the second time under another epoch, after its first write's "
+      "answer failed or was lost",
+      true}},
+    {nullptr,
+     {"not-persisted-but-written", "CLIENT",
+      "the client reported a message failed and not persisted, and a leader had written it", true}},
+    {nullptr,
+     {"ack-without-write", "CLIENT",
+      "an acknowledged message no broker answered success for (never written, or never "
+      "confirmed)",
+      true}},
+    {nullptr,
+     {"acked-then-truncated", "CLIENT",
+      "an acknowledged message a broker confirmed, whose write was truncated away afterwards",
+      true}},
+    {nullptr,
+     {"retry-overtaken", "CLIENT",
+      "a message refused (or whose answer was lost) written after a later one of its partition",
+      true}},
+    {nullptr,
+     {"kept-dead-connection", "CLIENT",
+      "a blackhole took a connection's state; the client kept using it and opened no other to "
+      "that broker while its messages failed or waited",
+      true}},
+    {nullptr,
+     {"stalled-after-heal", "CLIENT",
+      "messages unresolved, or the client not closed, long after the last fault healed", true}},
+};
+
+constexpr size_t kRuleCount = [] {
+  size_t n = 0;
+  for (const MechanismRow& row : kMechanismTable) n += row.rule != nullptr ? 1 : 0;
+  return n;
+}();
+
+constexpr std::array<Rule, kRuleCount> kRules = [] {
+  std::array<Rule, kRuleCount> rules{};
+  size_t n = 0;
+  for (const MechanismRow& row : kMechanismTable) {
+    if (row.rule != nullptr) rules[n++] = row.rule;
+  }
+  return rules;
+}();
 
 // ---------------------------------------------------------------------------
 // The fingerprint of an unexplained failure: its shape without ids, times,
@@ -1218,80 +1346,14 @@ std::vector<Signature> EveryRuleMatch(const RunRecord& r, const Violation& v) {
 }
 
 std::vector<MechanismInfo> Mechanisms() {
-  return {
-      {"sequence-desync-fatal", "rd_kafka_handle_idempotent_Produce_error",
-       "a real client's fatal idempotence error after an OUT_OF_ORDER answer (librdkafka #4438)",
-       true},
-      {"panic", "GOROUTINE",
-       "the modelled program crashed as Go panics (send on a closed channel, a nil "
-       "dereference, an unlock of an unlocked mutex); the function is the goroutine's"},
-      {"goroutine-leak", "GOROUTINE",
-       "a goroutine the producer started still blocked after Close returned (goleak's "
-       "finding); the function is the first survivor's"},
-      {"mock-dropped-response", "Broker.responseReceiver",
-       "a mock fault dropped a response on an open connection; the next answer's correlation id "
-       "did not match"},
-      {"close-hang", "Broker.responseReceiver",
-       "Close did not return: a request the producer wrote was never answered, and nothing came "
-       "back from its broker for well past Net.ReadTimeout"},
-      {"retry-without-backoff", "asyncProducer.retryBatch | partitionProducer.dispatch",
-       "a message resent sooner than Retry.Backoff after its previous attempt"},
-      {"close-during-retry", "asyncProducer.retryBatch",
-       "shutdown fails a written batch that was being retried; the epoch bump then resets the "
-       "partition's sequences under messages still retrying"},
-      {"unsequenced-retry-flush", "partitionProducer.flushRetryBuffers",
-       "a message parked during a retry is flushed without a sequence number; produceSet.add's "
-       "assertion refuses it, or its batch claims a sequence the next batch also has"},
-      {"retry-overtaken", "asyncProducer.retryMessages | asyncProducer.retryBatch",
-       "a failed message or batch is resent after a later one of its partition was written"},
-      {"two-in-flight", "Broker.AsyncProduce",
-       "with MaxOpenRequests=1 two requests of a partition were on the wire; the first failed and "
-       "the resends went out of order"},
-      {"regrouped-retry", "asyncProducer.retryMessages",
-       "retried messages regrouped into a batch that overlaps the written one without matching "
-       "it: OUT_OF_ORDER instead of a duplicate"},
-      {"written-reported-failed", "asyncProducer.returnError",
-       "a message a leader had written was reported failed (its answers lost until the retries "
-       "ran out, or shutdown); a later one was acknowledged past its sequence"},
-      {"epoch-reset-in-flight", "asyncProducer.bumpIdempotentProducerEpoch",
-       "an epoch bump resets the sequences while messages numbered under the old epoch are in "
-       "flight or retrying"},
-      {"duplicate-of-other-acked", "brokerProducer.handleSuccess",
-       "DUPLICATE_SEQUENCE_NUMBER for sequences another message was written under, reported as "
-       "written: acknowledged and lost"},
-      // A real client's (checks/client_signature.cc); the function is the client.
-      {"sequence-reuse", "CLIENT",
-       "the broker answered a batch as the duplicate of another it holds under the same epoch "
-       "and sequence: the client reused a sequence number (acknowledged at another message's "
-       "offset)",
-       true},
-      {"rewritten-under-new-sequence", "CLIENT",
-       "a message written twice, the second time under another sequence, after its first "
-       "write's answer failed or was lost",
-       true},
-      {"rewritten-under-new-epoch", "CLIENT",
-       "a message written twice, the second time under another epoch, after its first write's "
-       "answer failed or was lost",
-       true},
-      {"not-persisted-but-written", "CLIENT",
-       "the client reported a message failed and not persisted, and a leader had written it", true},
-      {"ack-without-write", "CLIENT",
-       "an acknowledged message no broker answered success for (never written, or never "
-       "confirmed)",
-       true},
-      {"acked-then-truncated", "CLIENT",
-       "an acknowledged message a broker confirmed, whose write was truncated away afterwards",
-       true},
-      {"retry-overtaken", "CLIENT",
-       "a message refused (or whose answer was lost) written after a later one of its partition",
-       true},
-      {"kept-dead-connection", "CLIENT",
-       "a blackhole took a connection's state; the client kept using it and opened no other to "
-       "that broker while its messages failed or waited",
-       true},
-      {"stalled-after-heal", "CLIENT",
-       "messages unresolved, or the client not closed, long after the last fault healed", true},
-  };
+  std::vector<MechanismInfo> out;
+  for (const MechanismRow& row : kMechanismTable) {
+    if (row.info.what.empty()) continue;  // a second rule of a mechanism listed
+    PRODSIM_ASSERT(!row.info.mechanism.empty());
+    PRODSIM_ASSERT(!row.info.function.empty());
+    out.push_back(row.info);
+  }
+  return out;
 }
 
 namespace internal {
@@ -1309,6 +1371,11 @@ Chain& Chain::Timed(sim::Time at, std::string text) {
 }
 
 Signature Chain::Done(std::string_view mechanism, std::string_view function) {
+  // Every mechanism a rule names is described in kMechanismTable.
+  PRODSIM_ASSERT(
+      std::any_of(std::begin(kMechanismTable), std::end(kMechanismTable),
+                  [&](const MechanismRow& row) { return row.info.mechanism == mechanism; }));
+  PRODSIM_ASSERT(!function.empty());
   Signature sig;
   sig.mechanism = std::string(mechanism);
   sig.function = std::string(function);
