@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/btree_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -482,26 +483,6 @@ std::optional<Signature> TwoInFlight(const Context& c) {
   return std::nullopt;
 }
 
-// The epoch of the message's first sequenced step: the epoch its sequence
-// number was given under.
-// The epoch message `id`'s sequence number was given under, as its first
-// batch shows it; `from_batch` (if given) says whether that is the batch's
-// own epoch, or older (a bump between partitionProducer.dispatch and
-// newProduceSet: ProducerStep::numbered_under).
-int16_t SequencedUnder(const Context& c, uint64_t id, bool* from_batch = nullptr) {
-  for (const ProducerStep* s : c.steps) {
-    if (s->first_seq >= 0 && Contains(s->ids, id) && s->kind != StepKind::kEpochBump) {
-      const auto at = std::find(s->ids.begin(), s->ids.end(), id);
-      const int16_t own = s->numbered_under.empty()
-                              ? s->epoch
-                              : s->numbered_under[static_cast<size_t>(at - s->ids.begin())];
-      if (from_batch != nullptr) *from_batch = own == s->epoch;
-      return own;
-    }
-  }
-  return -1;
-}
-
 bool ResolvedBefore(const Context& c, uint64_t id, sim::Time t) {
   for (const sarama::AckEvent& a : c.r.producer.acks) {
     if (a.id == id && a.at < t) return true;
@@ -573,16 +554,76 @@ std::optional<Signature> OldNumberInBatchBefore(const Context& c) {
   return std::nullopt;
 }
 
+// What EpochResetInFlight asks of each message, indexed once per call: its
+// walk over (bump, later step, message) then costs O(log n) a question
+// instead of a scan of the history (ResolvedBefore and AppendedByLeader each
+// scan it, as a lookup of the first batch did), which made the rule O(n^3).
+class MessageIndex {
+ public:
+  explicit MessageIndex(const Context& c) {
+    // The first numbered step (not a bump) that holds the message, at the
+    // message's first place in it.
+    for (const ProducerStep* s : c.steps) {
+      if (s->first_seq < 0 || s->kind == StepKind::kEpochBump) continue;
+      PRODSIM_ASSERT(s->numbered_under.empty() || s->numbered_under.size() == s->ids.size());
+      for (size_t i = 0; i < s->ids.size(); ++i) {
+        const int16_t own = s->numbered_under.empty() ? s->epoch : s->numbered_under[i];
+        sequenced_.try_emplace(s->ids[i], Numbered{own, own == s->epoch});
+      }
+    }
+    for (const sarama::AckEvent& a : c.r.producer.acks) Earliest(first_outcome_, a.id, a.at);
+    for (const sarama::ErrorEvent& e : c.r.producer.errors) Earliest(first_outcome_, e.id, e.at);
+    for (const kafka::AppendEvent& a : c.r.kafka.appends) {
+      if (!a.leader) continue;
+      for (uint64_t id : a.record_ids) Earliest(first_leader_append_, id, a.at);
+    }
+  }
+  // The epoch message `id`'s sequence number was given under, as its first
+  // batch shows it (-1 if none); `from_batch` (if given) says whether that is
+  // the batch's own epoch, or older (a bump between
+  // partitionProducer.dispatch and newProduceSet: ProducerStep::numbered_under).
+  int16_t SequencedUnder(uint64_t id, bool* from_batch = nullptr) const {
+    const auto it = sequenced_.find(id);
+    if (it == sequenced_.end()) return -1;
+    if (from_batch != nullptr) *from_batch = it->second.from_batch;
+    return it->second.under;
+  }
+  // Whether an outcome of `id` was reported before `t` (ResolvedBefore).
+  bool ResolvedBefore(uint64_t id, sim::Time t) const {
+    const auto it = first_outcome_.find(id);
+    return it != first_outcome_.end() && it->second < t;
+  }
+  // Whether a leader appended `id` by `until` (AppendedByLeader).
+  bool AppendedByLeader(uint64_t id, sim::Time until) const {
+    const auto it = first_leader_append_.find(id);
+    return it != first_leader_append_.end() && it->second <= until;
+  }
+
+ private:
+  struct Numbered {
+    int16_t under;
+    bool from_batch;
+  };
+  static void Earliest(absl::btree_map<uint64_t, sim::Time>& first, uint64_t id, sim::Time at) {
+    auto [it, inserted] = first.try_emplace(id, at);
+    if (!inserted && at < it->second) it->second = at;
+  }
+  absl::btree_map<uint64_t, Numbered> sequenced_;
+  absl::btree_map<uint64_t, sim::Time> first_outcome_;
+  absl::btree_map<uint64_t, sim::Time> first_leader_append_;
+};
+
 // Whether `bump` came from the failure of a message of `s`'s partition
 // numbered under `s`'s epoch before `s`'s first sequence: returnError bumps
 // so that no sequence goes on from a message the broker will never see,
 // and `s`, numbered before the bump, goes on from it all the same.
 // A hole only if no leader wrote the failed message: one written and
 // reported failed is written-reported-failed's.
-bool BehindTheHole(const Context& c, const ProducerStep& bump, const ProducerStep& s) {
+bool BehindTheHole(const Context& c, const MessageIndex& index, const ProducerStep& bump,
+                   const ProducerStep& s) {
   if (!SamePartition(bump, s) || bump.ids.empty() || bump.first_seq < 0) return false;
-  if (AppendedByLeader(c.r, bump.ids.front(), c.subject.at)) return false;
-  return bump.first_seq < s.first_seq && SequencedUnder(c, bump.ids.front()) == s.epoch;
+  if (index.AppendedByLeader(bump.ids.front(), c.subject.at)) return false;
+  return bump.first_seq < s.first_seq && index.SequencedUnder(bump.ids.front()) == s.epoch;
 }
 
 // Whether the violation is the broker refusing the subject's request.
@@ -618,15 +659,27 @@ std::optional<Signature> EpochResetInFlight(const Context& c) {
       }
     }
   }
+  // O(B n log n) for B epoch bumps: the steps from each bump on, with the
+  // index's lookups.
+  const MessageIndex index(c);
+  const bool refused = SubjectRefused(c);
   for (const ProducerStep* bump : c.steps) {
     if (bump->at > c.subject.at) break;
     if (bump->kind != StepKind::kEpochBump) continue;
     // A message of the subject's partition numbered before the bump, alive
     // across it, seen again after it: the subject itself, or (a produceSet
-    // assertion) one the refused message was batched behind.
-    for (const ProducerStep* s : c.steps) {
+    // assertion) one the refused message was batched behind. The steps are
+    // in time order (MakeContext), so those from the bump's time on are a
+    // suffix.
+    const auto from =
+        std::lower_bound(c.steps.begin(), c.steps.end(), bump->at,
+                         [](const ProducerStep* s, sim::Time at) { return s->at < at; });
+    PRODSIM_ASSERT(from != c.steps.end());
+    PRODSIM_ASSERT((*from)->at == bump->at);
+    for (auto it = from; it != c.steps.end(); ++it) {
+      const ProducerStep* s = *it;
       if (s->at > c.subject.at) break;
-      if (s->at < bump->at || s == bump || !SamePartition(*s, c.subject)) continue;
+      if (s == bump || !SamePartition(*s, c.subject)) continue;
       // A move is the producer sending it again: an answer to a request
       // written before the bump is no move (the request's fate was sealed).
       if (s->kind == StepKind::kEpochBump || s->kind == StepKind::kRetryMessage ||
@@ -635,20 +688,20 @@ std::optional<Signature> EpochResetInFlight(const Context& c) {
       }
       for (uint64_t id : s->ids) {
         bool from_batch = true;
-        const int16_t under = SequencedUnder(c, id, &from_batch);
-        if (under < 0 || under >= bump->epoch || ResolvedBefore(c, id, bump->at)) continue;
+        const int16_t under = index.SequencedUnder(id, &from_batch);
+        if (under < 0 || under >= bump->epoch || index.ResolvedBefore(id, bump->at)) continue;
         if (!Contains(c.subject.ids, id) && !assertion) continue;
         // Numbered before a bump and first batched after it: the chain holds
         // when that very request was refused (its old number under the new
         // epoch); a later failure of another kind has rules of its own.
-        if (!from_batch && !assertion && (c.subject_send != s || !SubjectRefused(c))) continue;
+        if (!from_batch && !assertion && (c.subject_send != s || !refused)) continue;
         // The reset touches it only if it went out under a newer epoch with
         // its old number, was refused (by the broker or produceSet.add), or
         // went out under its old epoch behind the hole the bump was for; a
         // batch resent whole under its own epoch after another partition's
         // failure, and accepted, is untouched by it.
-        const bool untouched = s->epoch <= under && !assertion && !SubjectRefused(c);
-        if (untouched && !BehindTheHole(c, *bump, *s)) continue;
+        const bool untouched = s->epoch <= under && !assertion && !refused;
+        if (untouched && !BehindTheHole(c, index, *bump, *s)) continue;
         Chain chain(c);
         const ProducerStep* numbered = SendOf(c, {id}, sim::Time(), bump->at);
         if (numbered != s) chain.Step(numbered);
