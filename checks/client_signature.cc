@@ -44,6 +44,7 @@
 #include "absl/strings/str_join.h"
 #include "checks/chain.h"
 #include "checks/check_registry.h"
+#include "sim/core/assert.h"
 
 namespace checks::internal {
 namespace {
@@ -397,12 +398,18 @@ std::optional<Signature> StalledAfterHeal(const RunRecord& r, const Violation& v
 
 std::optional<Signature> ClassifyRealClient(const RunRecord& r, const Violation& v) {
   if (!r.client.has_value()) return std::nullopt;
+  PRODSIM_ASSERT(!v.check.empty());
   using Rule = std::optional<Signature> (*)(const RunRecord&, const Violation&);
   constexpr Rule kRealRules[] = {&SequenceReuse,  &Rewritten,          &NotPersistedButWritten,
                                  &AckedLost,      &RetryOvertaken,     &KeptDeadConnection,
                                  &StalledAfterHeal};
   for (Rule rule : kRealRules) {
-    if (std::optional<Signature> sig = rule(r, v)) return sig;
+    if (std::optional<Signature> sig = rule(r, v)) {
+      // A real client's signature names its client, not a Sarama function.
+      PRODSIM_ASSERT(!sig->mechanism.empty());
+      PRODSIM_ASSERT(!sig->function.empty());
+      return sig;
+    }
   }
   return std::nullopt;
 }
