@@ -61,14 +61,8 @@ class Check {
   virtual std::optional<Violation> Evaluate(const RunRecord& r) const = 0;
 };
 
-// Every check, in a fixed order: acked-batches-in-order,
-// log-sequences-contiguous, no-duplicates, per-partition-order,
-// acked-are-durable, every-message-one-outcome, not-persisted-absent (a
-// client's own promise, wire mode), no-producer-assertion,
-// no-broker-sequence-error, retry-pacing (opt-in), then the wire-mode checks of a real client
-// (no-fatal-error, client-crashed, client-exited-early, client-hung,
-// client-output-garbage, client-malformed-frame, client-lost-messages),
-// liveness.
+// Every check, in kCheckTable's order (checks/check_registry.h, where each
+// is described).
 std::vector<std::unique_ptr<Check>> AllChecks();
 
 // The check called `name`, or nullptr if there is none. The object lives for

@@ -43,6 +43,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "checks/chain.h"
+#include "checks/check_registry.h"
+#include "sim/core/assert.h"
 
 namespace checks::internal {
 namespace {
@@ -125,8 +127,8 @@ void AckLines(Chain& chain, const RunRecord& r, const std::vector<uint64_t>& ids
 }
 
 std::optional<Signature> SequenceReuse(const RunRecord& r, const Violation& v) {
-  if (v.check != "acked-are-durable" && v.check != "no-duplicates" &&
-      v.check != "acked-batches-in-order" && v.check != "every-message-one-outcome") {
+  if (v.check != kAckedAreDurable && v.check != kNoDuplicates &&
+      v.check != kAckedBatchesInOrder && v.check != kEveryMessageOneOutcome) {
     return std::nullopt;
   }
   const Subject& s = v.subject;
@@ -169,7 +171,7 @@ std::optional<Signature> SequenceReuse(const RunRecord& r, const Violation& v) {
 }
 
 std::optional<Signature> Rewritten(const RunRecord& r, const Violation& v) {
-  if (v.check != "no-duplicates" || v.subject.ids.empty()) return std::nullopt;
+  if (v.check != kNoDuplicates || v.subject.ids.empty()) return std::nullopt;
   const uint64_t id = v.subject.ids.front();
   const AppendEvent* first = nullptr;
   for (const AppendEvent& a : r.kafka.appends) {
@@ -201,7 +203,7 @@ std::optional<Signature> Rewritten(const RunRecord& r, const Violation& v) {
 }
 
 std::optional<Signature> NotPersistedButWritten(const RunRecord& r, const Violation& v) {
-  if (v.check != "not-persisted-absent" || v.subject.ids.empty()) return std::nullopt;
+  if (v.check != kNotPersistedAbsent || v.subject.ids.empty()) return std::nullopt;
   const uint64_t id = v.subject.ids.front();
   Chain chain(r, v, v.subject);
   bool written = false;
@@ -239,7 +241,7 @@ const ResponseEvent* SuccessFor(const RunRecord& r, uint64_t id) {
 // truncated); acked-then-truncated when a broker did and the write was
 // lost afterwards.
 std::optional<Signature> AckedLost(const RunRecord& r, const Violation& v) {
-  if (v.check != "acked-are-durable" || v.subject.ids.size() != 1) return std::nullopt;
+  if (v.check != kAckedAreDurable || v.subject.ids.size() != 1) return std::nullopt;
   const uint64_t id = v.subject.ids.front();
   Chain chain(r, v, v.subject);
   const AppendEvent* written = nullptr;
@@ -274,7 +276,7 @@ std::optional<Signature> AckedLost(const RunRecord& r, const Violation& v) {
 }
 
 std::optional<Signature> RetryOvertaken(const RunRecord& r, const Violation& v) {
-  if (v.check != "per-partition-order" || v.subject.ids.size() < 2) return std::nullopt;
+  if (v.check != kPerPartitionOrder || v.subject.ids.size() < 2) return std::nullopt;
   const uint64_t late = v.subject.ids[0], overtaker = v.subject.ids[1];
   const ResponseEvent* refused = nullptr;
   for (const ResponseEvent& e : r.kafka.responses) {
@@ -324,7 +326,7 @@ int32_t BlackholedBroker(const kafka::FaultEvent& f) {
 // the broker, while its messages failed or waited: it gives up on requests
 // (its request timeout) without giving up on the connection.
 std::optional<Signature> KeptDeadConnection(const RunRecord& r, const Violation& v) {
-  if (v.check != "liveness" && v.check != "client-hung") return std::nullopt;
+  if (v.check != kLiveness && v.check != kClientHung) return std::nullopt;
   for (const kafka::FaultEvent& f : r.kafka.faults) {
     const int32_t broker = BlackholedBroker(f);
     if (broker < 0) continue;
@@ -372,7 +374,7 @@ std::optional<Signature> KeptDeadConnection(const RunRecord& r, const Violation&
 }
 
 std::optional<Signature> StalledAfterHeal(const RunRecord& r, const Violation& v) {
-  if (v.check != "liveness") return std::nullopt;
+  if (v.check != kLiveness) return std::nullopt;
   Chain chain(r, v, v.subject);
   const kafka::FaultEvent* heal = nullptr;
   for (const kafka::FaultEvent& f : r.kafka.faults) {
@@ -396,12 +398,18 @@ std::optional<Signature> StalledAfterHeal(const RunRecord& r, const Violation& v
 
 std::optional<Signature> ClassifyRealClient(const RunRecord& r, const Violation& v) {
   if (!r.client.has_value()) return std::nullopt;
+  PRODSIM_ASSERT(!v.check.empty());
   using Rule = std::optional<Signature> (*)(const RunRecord&, const Violation&);
   constexpr Rule kRealRules[] = {&SequenceReuse,  &Rewritten,          &NotPersistedButWritten,
                                  &AckedLost,      &RetryOvertaken,     &KeptDeadConnection,
                                  &StalledAfterHeal};
   for (Rule rule : kRealRules) {
-    if (std::optional<Signature> sig = rule(r, v)) return sig;
+    if (std::optional<Signature> sig = rule(r, v)) {
+      // A real client's signature names its client, not a Sarama function.
+      PRODSIM_ASSERT(!sig->mechanism.empty());
+      PRODSIM_ASSERT(!sig->function.empty());
+      return sig;
+    }
   }
   return std::nullopt;
 }

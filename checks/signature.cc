@@ -1,16 +1,20 @@
 #include "checks/signature.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/btree_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "checks/chain.h"
+#include "checks/check_registry.h"
+#include "sim/core/assert.h"
 #include "sim/core/prng.h"
 #include "sim/kafka/types.h"
 
@@ -138,7 +142,13 @@ const ProducerStep* AnswerTo(const Context& c, const ProducerStep& send) {
 }
 
 Context MakeContext(const RunRecord& r, const Violation& v) {
+  PRODSIM_ASSERT(!v.check.empty());
   Context c{r, v, sarama::StepsInTimeOrder(r.producer), v.subject, nullptr};
+  // Every rule's walk over the steps stops at the first one past its bound.
+  PRODSIM_ASSERT(std::is_sorted(c.steps.begin(), c.steps.end(),
+                                [](const ProducerStep* x, const ProducerStep* y) {
+                                  return x->at < y->at;
+                                }));
   // A broker's answer names a request: its messages are the subject's.
   if (c.subject.correlation_id >= 0 && c.subject.ids.empty()) {
     for (const ProducerStep* s : c.steps) {
@@ -473,26 +483,6 @@ std::optional<Signature> TwoInFlight(const Context& c) {
   return std::nullopt;
 }
 
-// The epoch of the message's first sequenced step: the epoch its sequence
-// number was given under.
-// The epoch message `id`'s sequence number was given under, as its first
-// batch shows it; `from_batch` (if given) says whether that is the batch's
-// own epoch, or older (a bump between partitionProducer.dispatch and
-// newProduceSet: ProducerStep::numbered_under).
-int16_t SequencedUnder(const Context& c, uint64_t id, bool* from_batch = nullptr) {
-  for (const ProducerStep* s : c.steps) {
-    if (s->first_seq >= 0 && Contains(s->ids, id) && s->kind != StepKind::kEpochBump) {
-      const auto at = std::find(s->ids.begin(), s->ids.end(), id);
-      const int16_t own = s->numbered_under.empty()
-                              ? s->epoch
-                              : s->numbered_under[static_cast<size_t>(at - s->ids.begin())];
-      if (from_batch != nullptr) *from_batch = own == s->epoch;
-      return own;
-    }
-  }
-  return -1;
-}
-
 bool ResolvedBefore(const Context& c, uint64_t id, sim::Time t) {
   for (const sarama::AckEvent& a : c.r.producer.acks) {
     if (a.id == id && a.at < t) return true;
@@ -564,21 +554,81 @@ std::optional<Signature> OldNumberInBatchBefore(const Context& c) {
   return std::nullopt;
 }
 
+// What EpochResetInFlight asks of each message, indexed once per call: its
+// walk over (bump, later step, message) then costs O(log n) a question
+// instead of a scan of the history (ResolvedBefore and AppendedByLeader each
+// scan it, as a lookup of the first batch did), which made the rule O(n^3).
+class MessageIndex {
+ public:
+  explicit MessageIndex(const Context& c) {
+    // The first numbered step (not a bump) that holds the message, at the
+    // message's first place in it.
+    for (const ProducerStep* s : c.steps) {
+      if (s->first_seq < 0 || s->kind == StepKind::kEpochBump) continue;
+      PRODSIM_ASSERT(s->numbered_under.empty() || s->numbered_under.size() == s->ids.size());
+      for (size_t i = 0; i < s->ids.size(); ++i) {
+        const int16_t own = s->numbered_under.empty() ? s->epoch : s->numbered_under[i];
+        sequenced_.try_emplace(s->ids[i], Numbered{own, own == s->epoch});
+      }
+    }
+    for (const sarama::AckEvent& a : c.r.producer.acks) Earliest(first_outcome_, a.id, a.at);
+    for (const sarama::ErrorEvent& e : c.r.producer.errors) Earliest(first_outcome_, e.id, e.at);
+    for (const kafka::AppendEvent& a : c.r.kafka.appends) {
+      if (!a.leader) continue;
+      for (uint64_t id : a.record_ids) Earliest(first_leader_append_, id, a.at);
+    }
+  }
+  // The epoch message `id`'s sequence number was given under, as its first
+  // batch shows it (-1 if none); `from_batch` (if given) says whether that is
+  // the batch's own epoch, or older (a bump between
+  // partitionProducer.dispatch and newProduceSet: ProducerStep::numbered_under).
+  int16_t SequencedUnder(uint64_t id, bool* from_batch = nullptr) const {
+    const auto it = sequenced_.find(id);
+    if (it == sequenced_.end()) return -1;
+    if (from_batch != nullptr) *from_batch = it->second.from_batch;
+    return it->second.under;
+  }
+  // Whether an outcome of `id` was reported before `t` (ResolvedBefore).
+  bool ResolvedBefore(uint64_t id, sim::Time t) const {
+    const auto it = first_outcome_.find(id);
+    return it != first_outcome_.end() && it->second < t;
+  }
+  // Whether a leader appended `id` by `until` (AppendedByLeader).
+  bool AppendedByLeader(uint64_t id, sim::Time until) const {
+    const auto it = first_leader_append_.find(id);
+    return it != first_leader_append_.end() && it->second <= until;
+  }
+
+ private:
+  struct Numbered {
+    int16_t under;
+    bool from_batch;
+  };
+  static void Earliest(absl::btree_map<uint64_t, sim::Time>& first, uint64_t id, sim::Time at) {
+    auto [it, inserted] = first.try_emplace(id, at);
+    if (!inserted && at < it->second) it->second = at;
+  }
+  absl::btree_map<uint64_t, Numbered> sequenced_;
+  absl::btree_map<uint64_t, sim::Time> first_outcome_;
+  absl::btree_map<uint64_t, sim::Time> first_leader_append_;
+};
+
 // Whether `bump` came from the failure of a message of `s`'s partition
 // numbered under `s`'s epoch before `s`'s first sequence: returnError bumps
 // so that no sequence goes on from a message the broker will never see,
 // and `s`, numbered before the bump, goes on from it all the same.
 // A hole only if no leader wrote the failed message: one written and
 // reported failed is written-reported-failed's.
-bool BehindTheHole(const Context& c, const ProducerStep& bump, const ProducerStep& s) {
+bool BehindTheHole(const Context& c, const MessageIndex& index, const ProducerStep& bump,
+                   const ProducerStep& s) {
   if (!SamePartition(bump, s) || bump.ids.empty() || bump.first_seq < 0) return false;
-  if (AppendedByLeader(c.r, bump.ids.front(), c.subject.at)) return false;
-  return bump.first_seq < s.first_seq && SequencedUnder(c, bump.ids.front()) == s.epoch;
+  if (index.AppendedByLeader(bump.ids.front(), c.subject.at)) return false;
+  return bump.first_seq < s.first_seq && index.SequencedUnder(bump.ids.front()) == s.epoch;
 }
 
 // Whether the violation is the broker refusing the subject's request.
 bool SubjectRefused(const Context& c) {
-  if (c.v.check == "no-broker-sequence-error") return true;
+  if (c.v.check == kNoBrokerSequenceError) return true;
   const ProducerStep* answer = c.subject_send != nullptr ? AnswerTo(c, *c.subject_send) : nullptr;
   return answer != nullptr && answer->error.empty() && Failed(*answer);
 }
@@ -589,7 +639,7 @@ bool SubjectRefused(const Context& c) {
 // with their old sequences (under either epoch) and the broker, or the
 // produceSet's assertion, refuses them.
 std::optional<Signature> EpochResetInFlight(const Context& c) {
-  const bool assertion = c.v.check == "no-producer-assertion";
+  const bool assertion = c.v.check == kNoProducerAssertion;
   // produceSet.add refuses a sequence below the batch's first: a message
   // refused with sequence 0 of a bumped epoch was the first numbered under
   // it, so the batch it joined began with one numbered under an older epoch.
@@ -609,15 +659,27 @@ std::optional<Signature> EpochResetInFlight(const Context& c) {
       }
     }
   }
+  // O(B n log n) for B epoch bumps: the steps from each bump on, with the
+  // index's lookups.
+  const MessageIndex index(c);
+  const bool refused = SubjectRefused(c);
   for (const ProducerStep* bump : c.steps) {
     if (bump->at > c.subject.at) break;
     if (bump->kind != StepKind::kEpochBump) continue;
     // A message of the subject's partition numbered before the bump, alive
     // across it, seen again after it: the subject itself, or (a produceSet
-    // assertion) one the refused message was batched behind.
-    for (const ProducerStep* s : c.steps) {
+    // assertion) one the refused message was batched behind. The steps are
+    // in time order (MakeContext), so those from the bump's time on are a
+    // suffix.
+    const auto from =
+        std::lower_bound(c.steps.begin(), c.steps.end(), bump->at,
+                         [](const ProducerStep* s, sim::Time at) { return s->at < at; });
+    PRODSIM_ASSERT(from != c.steps.end());
+    PRODSIM_ASSERT((*from)->at == bump->at);
+    for (auto it = from; it != c.steps.end(); ++it) {
+      const ProducerStep* s = *it;
       if (s->at > c.subject.at) break;
-      if (s->at < bump->at || s == bump || !SamePartition(*s, c.subject)) continue;
+      if (s == bump || !SamePartition(*s, c.subject)) continue;
       // A move is the producer sending it again: an answer to a request
       // written before the bump is no move (the request's fate was sealed).
       if (s->kind == StepKind::kEpochBump || s->kind == StepKind::kRetryMessage ||
@@ -626,20 +688,20 @@ std::optional<Signature> EpochResetInFlight(const Context& c) {
       }
       for (uint64_t id : s->ids) {
         bool from_batch = true;
-        const int16_t under = SequencedUnder(c, id, &from_batch);
-        if (under < 0 || under >= bump->epoch || ResolvedBefore(c, id, bump->at)) continue;
+        const int16_t under = index.SequencedUnder(id, &from_batch);
+        if (under < 0 || under >= bump->epoch || index.ResolvedBefore(id, bump->at)) continue;
         if (!Contains(c.subject.ids, id) && !assertion) continue;
         // Numbered before a bump and first batched after it: the chain holds
         // when that very request was refused (its old number under the new
         // epoch); a later failure of another kind has rules of its own.
-        if (!from_batch && !assertion && (c.subject_send != s || !SubjectRefused(c))) continue;
+        if (!from_batch && !assertion && (c.subject_send != s || !refused)) continue;
         // The reset touches it only if it went out under a newer epoch with
         // its old number, was refused (by the broker or produceSet.add), or
         // went out under its old epoch behind the hole the bump was for; a
         // batch resent whole under its own epoch after another partition's
         // failure, and accepted, is untouched by it.
-        const bool untouched = s->epoch <= under && !assertion && !SubjectRefused(c);
-        if (untouched && !BehindTheHole(c, *bump, *s)) continue;
+        const bool untouched = s->epoch <= under && !assertion && !refused;
+        if (untouched && !BehindTheHole(c, index, *bump, *s)) continue;
         Chain chain(c);
         const ProducerStep* numbered = SendOf(c, {id}, sim::Time(), bump->at);
         if (numbered != s) chain.Step(numbered);
@@ -679,7 +741,7 @@ bool Acked(const Context& c, uint64_t id) {
 // asyncProducer.returnError reports what the producer gave up on, whatever
 // the broker holds.
 std::optional<Signature> WrittenReportedFailed(const Context& c) {
-  if (c.v.check != "acked-batches-in-order" || c.subject.sequence < 0) return std::nullopt;
+  if (c.v.check != kAckedBatchesInOrder || c.subject.sequence < 0) return std::nullopt;
   for (const sarama::ErrorEvent& e : c.r.producer.errors) {
     if (e.at > c.subject.at || e.topic != c.subject.topic || e.partition != c.subject.partition ||
         Acked(c, e.id)) {
@@ -711,7 +773,7 @@ std::optional<Signature> WrittenReportedFailed(const Context& c) {
 // number: the acknowledgements skip the sequence it was written at, whose
 // own message failed before it was ever written.
 std::optional<Signature> RegroupedAck(const Context& c) {
-  if (c.v.check != "acked-batches-in-order" || c.subject.sequence < 0 || c.subject.ids.empty()) {
+  if (c.v.check != kAckedBatchesInOrder || c.subject.sequence < 0 || c.subject.ids.empty()) {
     return std::nullopt;
   }
   const uint64_t id = c.subject.ids.front();
@@ -792,7 +854,7 @@ std::optional<Signature> RegroupedRetry(const Context& c) {
 // under, and handleSuccess reports the duplicate as written: the message is
 // acknowledged and lost.
 std::optional<Signature> DuplicateOfOtherAcked(const Context& c) {
-  if (c.v.check != "acked-are-durable" || c.subject.ids.size() < 2 || c.subject.sequence < 0) {
+  if (c.v.check != kAckedAreDurable || c.subject.ids.size() < 2 || c.subject.sequence < 0) {
     return std::nullopt;
   }
   const uint64_t id = c.subject.ids[0], held = c.subject.ids[1];
@@ -919,7 +981,7 @@ std::optional<Signature> ResendOvertaken(const Context& c) {
 // retried (retryMessages, through the partitionProducer) after a message
 // produced later was written: the log's order is not the produce order.
 std::optional<Signature> RetryOvertaken(const Context& c) {
-  if (c.v.check != "per-partition-order" || c.subject.ids.size() < 2) return std::nullopt;
+  if (c.v.check != kPerPartitionOrder || c.subject.ids.size() < 2) return std::nullopt;
   const uint64_t early = c.subject.ids[0], late = c.subject.ids[1];
   const ProducerStep* retry = LastOf(c, StepKind::kRetryMessage, early, c.subject.at);
   const ProducerStep* late_send = LastOf(c, StepKind::kSend, late, c.subject.at);
@@ -969,7 +1031,7 @@ bool HeardAfter(const Context& c, const ProducerStep& send) {
 // failure: the scheduler found nothing pending, so no read was waiting.
 std::optional<Signature> CloseHang(const Context& c) {
   const RunRecord& r = c.r;
-  if (c.v.check != "liveness" || !r.close_called_at || r.close_returned_at ||
+  if (c.v.check != kLiveness || !r.close_called_at || r.close_returned_at ||
       !r.read_timeout.has_value() || r.run.outcome == sim::Outcome::kDeadlock) {
     return std::nullopt;
   }
@@ -994,7 +1056,7 @@ std::optional<Signature> CloseHang(const Context& c) {
 // retry-without-backoff: the retry-pacing check's subject, the message's
 // two attempts too close together; the function that resent it.
 std::optional<Signature> RetryWithoutBackoff(const Context& c) {
-  if (c.v.check != "retry-pacing" || c.subject.ids.empty()) return std::nullopt;
+  if (c.v.check != kRetryPacing || c.subject.ids.empty()) return std::nullopt;
   const uint64_t id = c.subject.ids.front();
   const ProducerStep* resend = LastOf(c, StepKind::kSend, id, c.subject.at);
   if (resend == nullptr) return std::nullopt;
@@ -1022,7 +1084,7 @@ std::optional<Signature> RetryWithoutBackoff(const Context& c) {
 // "sequence desynchronization"), where recovering (an epoch bump) was open
 // to it: confluentinc/librdkafka#4438 before 2.3.0.
 std::optional<Signature> SequenceDesyncFatal(const Context& c) {
-  if (c.v.check != "no-fatal-error" || !c.r.client.has_value()) return std::nullopt;
+  if (c.v.check != kNoFatalError || !c.r.client.has_value()) return std::nullopt;
   const std::string& fatal =
       c.r.client->fatal_errors.empty() ? std::string() : c.r.client->fatal_errors.front();
   if (fatal.find("rewound sequence") == std::string::npos &&
@@ -1091,7 +1153,7 @@ namespace {
 // panic: the modelled program crashed (no-panic's violation); the function
 // is the goroutine's. The chain is Go's report: message, goroutine, line.
 std::optional<Signature> Panic(const Context& c) {
-  if (c.v.check != "no-panic") return std::nullopt;
+  if (c.v.check != kNoPanic) return std::nullopt;
   const sim::PanicReport p = c.r.run.panic.value_or(sim::PanicReport{});
   Chain chain(c);
   chain.Line(c.r.run.end_time, c.v.explanation);
@@ -1102,7 +1164,7 @@ std::optional<Signature> Panic(const Context& c) {
 // goroutine-leak: no-leaked-goroutines' violation; the function is the
 // first survivor's, and the chain names each with what it waits on.
 std::optional<Signature> GoroutineLeak(const Context& c) {
-  if (c.v.check != "no-leaked-goroutines") return std::nullopt;
+  if (c.v.check != kNoLeakedGoroutines) return std::nullopt;
   const sim::LiveGoroutine* first = nullptr;
   Chain chain(c);
   if (c.r.close_returned_at.has_value()) {
@@ -1119,12 +1181,132 @@ std::optional<Signature> GoroutineLeak(const Context& c) {
   return chain.Done("goroutine-leak", GoroutineFunction(first->name));
 }
 
-constexpr Rule kRules[] = {
-    &SequenceDesyncFatal,   &Panic,              &GoroutineLeak,         &MockDroppedResponse,
-    &CloseHang,             &RetryWithoutBackoff, &CloseDuringRetry,     &UnsequencedRetryFlush,
-    &RetryOvertaken,        &TwoInFlight,        &RegroupedRetry,        &WrittenReportedFailed,
-    &EpochResetInFlight,    &DuplicateOfOtherAcked, &ResendOvertaken,
+// Every mechanism with its function and what it means, and the rule that
+// names it, in the order Classify tries the rules (the first that explains a
+// failure wins): kRules and Mechanisms() derive from it. A rule may name
+// another row's mechanism too (ResendOvertaken finds two-in-flight when the
+// resends went out together); a row without a doc is a second rule of the
+// mechanism above it. A real client's rows have no rule here.
+struct MechanismRow {
+  Rule rule;  // nullptr: a real client's (client_signature.cc)
+  MechanismInfo info;
 };
+
+constexpr MechanismRow kMechanismTable[] = {
+    {&SequenceDesyncFatal,
+     {"sequence-desync-fatal", "rd_kafka_handle_idempotent_Produce_error",
+      "a real client's fatal idempotence error after an OUT_OF_ORDER answer (librdkafka #4438)",
+      true}},
+    {&Panic,
+     {"panic", "GOROUTINE",
+      "the modelled program crashed as Go panics (send on a closed channel, a nil "
+      "dereference, an unlock of an unlocked mutex); the function is the goroutine's"}},
+    {&GoroutineLeak,
+     {"goroutine-leak", "GOROUTINE",
+      "a goroutine the producer started still blocked after Close returned (goleak's "
+      "finding); the function is the first survivor's"}},
+    {&MockDroppedResponse,
+     {"mock-dropped-response", "Broker.responseReceiver",
+      "a mock fault dropped a response on an open connection; the next answer's correlation id "
+      "did not match"}},
+    {&CloseHang,
+     {"close-hang", "Broker.responseReceiver",
+      "Close did not return: a request the producer wrote was never answered, and nothing came "
+      "back from its broker for well past Net.ReadTimeout"}},
+    {&RetryWithoutBackoff,
+     {"retry-without-backoff", "asyncProducer.retryBatch | partitionProducer.dispatch",
+      "a message resent sooner than Retry.Backoff after its previous attempt"}},
+    {&CloseDuringRetry,
+     {"close-during-retry", "asyncProducer.retryBatch",
+      "shutdown fails a written batch that was being retried; the epoch bump then resets the "
+      "partition's sequences under messages still retrying"}},
+    {&UnsequencedRetryFlush,
+     {"unsequenced-retry-flush", "partitionProducer.flushRetryBuffers",
+      "a message parked during a retry is flushed without a sequence number; produceSet.add's "
+      "assertion refuses it, or its batch claims a sequence the next batch also has"}},
+    {&RetryOvertaken,
+     {"retry-overtaken", "asyncProducer.retryMessages | asyncProducer.retryBatch",
+      "a failed message or batch is resent after a later one of its partition was written"}},
+    {&TwoInFlight,
+     {"two-in-flight", "Broker.AsyncProduce",
+      "with MaxOpenRequests=1 two requests of a partition were on the wire; the first failed and "
+      "the resends went out of order"}},
+    {&RegroupedRetry,
+     {"regrouped-retry", "asyncProducer.retryMessages",
+      "retried messages regrouped into a batch that overlaps the written one without matching "
+      "it: OUT_OF_ORDER instead of a duplicate"}},
+    {&WrittenReportedFailed,
+     {"written-reported-failed", "asyncProducer.returnError",
+      "a message a leader had written was reported failed (its answers lost until the retries "
+      "ran out, or shutdown); a later one was acknowledged past its sequence"}},
+    {&EpochResetInFlight,
+     {"epoch-reset-in-flight", "asyncProducer.bumpIdempotentProducerEpoch",
+      "an epoch bump resets the sequences while messages numbered under the old epoch are in "
+      "flight or retrying"}},
+    {&DuplicateOfOtherAcked,
+     {"duplicate-of-other-acked", "brokerProducer.handleSuccess",
+      "DUPLICATE_SEQUENCE_NUMBER for sequences another message was written under, reported as "
+      "written: acknowledged and lost"}},
+    // retry-overtaken's second rule, tried after every other (described above).
+    {&ResendOvertaken, {"retry-overtaken", {}, {}}},
+    // A real client's (checks/client_signature.cc's ClassifyRealClient tries
+    // them); the function is the client.
+    {nullptr,
+     {"sequence-reuse", "CLIENT",
+      "the broker answered a batch as the duplicate of another it holds under the same epoch "
+      "and sequence: the client reused a sequence number (acknowledged at another message's "
+      "offset)",
+      true}},
+    {nullptr,
+     {"rewritten-under-new-sequence", "CLIENT",
+      "a message written twice, the second time under another sequence, after its first "
+      "write's answer failed or was lost",
+      true}},
+    {nullptr,
+     {"rewritten-under-new-epoch", "CLIENT",
+      "a message written twice, the second time under another epoch, after its first write's "
+      "answer failed or was lost",
+      true}},
+    {nullptr,
+     {"not-persisted-but-written", "CLIENT",
+      "the client reported a message failed and not persisted, and a leader had written it", true}},
+    {nullptr,
+     {"ack-without-write", "CLIENT",
+      "an acknowledged message no broker answered success for (never written, or never "
+      "confirmed)",
+      true}},
+    {nullptr,
+     {"acked-then-truncated", "CLIENT",
+      "an acknowledged message a broker confirmed, whose write was truncated away afterwards",
+      true}},
+    {nullptr,
+     {"retry-overtaken", "CLIENT",
+      "a message refused (or whose answer was lost) written after a later one of its partition",
+      true}},
+    {nullptr,
+     {"kept-dead-connection", "CLIENT",
+      "a blackhole took a connection's state; the client kept using it and opened no other to "
+      "that broker while its messages failed or waited",
+      true}},
+    {nullptr,
+     {"stalled-after-heal", "CLIENT",
+      "messages unresolved, or the client not closed, long after the last fault healed", true}},
+};
+
+constexpr size_t kRuleCount = [] {
+  size_t n = 0;
+  for (const MechanismRow& row : kMechanismTable) n += row.rule != nullptr ? 1 : 0;
+  return n;
+}();
+
+constexpr std::array<Rule, kRuleCount> kRules = [] {
+  std::array<Rule, kRuleCount> rules{};
+  size_t n = 0;
+  for (const MechanismRow& row : kMechanismTable) {
+    if (row.rule != nullptr) rules[n++] = row.rule;
+  }
+  return rules;
+}();
 
 // ---------------------------------------------------------------------------
 // The fingerprint of an unexplained failure: its shape without ids, times,
@@ -1217,80 +1399,14 @@ std::vector<Signature> EveryRuleMatch(const RunRecord& r, const Violation& v) {
 }
 
 std::vector<MechanismInfo> Mechanisms() {
-  return {
-      {"sequence-desync-fatal", "rd_kafka_handle_idempotent_Produce_error",
-       "a real client's fatal idempotence error after an OUT_OF_ORDER answer (librdkafka #4438)",
-       true},
-      {"panic", "GOROUTINE",
-       "the modelled program crashed as Go panics (send on a closed channel, a nil "
-       "dereference, an unlock of an unlocked mutex); the function is the goroutine's"},
-      {"goroutine-leak", "GOROUTINE",
-       "a goroutine the producer started still blocked after Close returned (goleak's "
-       "finding); the function is the first survivor's"},
-      {"mock-dropped-response", "Broker.responseReceiver",
-       "a mock fault dropped a response on an open connection; the next answer's correlation id "
-       "did not match"},
-      {"close-hang", "Broker.responseReceiver",
-       "Close did not return: a request the producer wrote was never answered, and nothing came "
-       "back from its broker for well past Net.ReadTimeout"},
-      {"retry-without-backoff", "asyncProducer.retryBatch | partitionProducer.dispatch",
-       "a message resent sooner than Retry.Backoff after its previous attempt"},
-      {"close-during-retry", "asyncProducer.retryBatch",
-       "shutdown fails a written batch that was being retried; the epoch bump then resets the "
-       "partition's sequences under messages still retrying"},
-      {"unsequenced-retry-flush", "partitionProducer.flushRetryBuffers",
-       "a message parked during a retry is flushed without a sequence number; produceSet.add's "
-       "assertion refuses it, or its batch claims a sequence the next batch also has"},
-      {"retry-overtaken", "asyncProducer.retryMessages | asyncProducer.retryBatch",
-       "a failed message or batch is resent after a later one of its partition was written"},
-      {"two-in-flight", "Broker.AsyncProduce",
-       "with MaxOpenRequests=1 two requests of a partition were on the wire; the first failed and "
-       "the resends went out of order"},
-      {"regrouped-retry", "asyncProducer.retryMessages",
-       "retried messages regrouped into a batch that overlaps the written one without matching "
-       "it: OUT_OF_ORDER instead of a duplicate"},
-      {"written-reported-failed", "asyncProducer.returnError",
-       "a message a leader had written was reported failed (its answers lost until the retries "
-       "ran out, or shutdown); a later one was acknowledged past its sequence"},
-      {"epoch-reset-in-flight", "asyncProducer.bumpIdempotentProducerEpoch",
-       "an epoch bump resets the sequences while messages numbered under the old epoch are in "
-       "flight or retrying"},
-      {"duplicate-of-other-acked", "brokerProducer.handleSuccess",
-       "DUPLICATE_SEQUENCE_NUMBER for sequences another message was written under, reported as "
-       "written: acknowledged and lost"},
-      // A real client's (checks/client_signature.cc); the function is the client.
-      {"sequence-reuse", "CLIENT",
-       "the broker answered a batch as the duplicate of another it holds under the same epoch "
-       "and sequence: the client reused a sequence number (acknowledged at another message's "
-       "offset)",
-       true},
-      {"rewritten-under-new-sequence", "CLIENT",
-       "a message written twice, the second time under another sequence, after its first "
-       "write's answer failed or was lost",
-       true},
-      {"rewritten-under-new-epoch", "CLIENT",
-       "a message written twice, the second time under another epoch, after its first write's "
-       "answer failed or was lost",
-       true},
-      {"not-persisted-but-written", "CLIENT",
-       "the client reported a message failed and not persisted, and a leader had written it", true},
-      {"ack-without-write", "CLIENT",
-       "an acknowledged message no broker answered success for (never written, or never "
-       "confirmed)",
-       true},
-      {"acked-then-truncated", "CLIENT",
-       "an acknowledged message a broker confirmed, whose write was truncated away afterwards",
-       true},
-      {"retry-overtaken", "CLIENT",
-       "a message refused (or whose answer was lost) written after a later one of its partition",
-       true},
-      {"kept-dead-connection", "CLIENT",
-       "a blackhole took a connection's state; the client kept using it and opened no other to "
-       "that broker while its messages failed or waited",
-       true},
-      {"stalled-after-heal", "CLIENT",
-       "messages unresolved, or the client not closed, long after the last fault healed", true},
-  };
+  std::vector<MechanismInfo> out;
+  for (const MechanismRow& row : kMechanismTable) {
+    if (row.info.what.empty()) continue;  // a second rule of a mechanism listed
+    PRODSIM_ASSERT(!row.info.mechanism.empty());
+    PRODSIM_ASSERT(!row.info.function.empty());
+    out.push_back(row.info);
+  }
+  return out;
 }
 
 namespace internal {
@@ -1308,6 +1424,11 @@ Chain& Chain::Timed(sim::Time at, std::string text) {
 }
 
 Signature Chain::Done(std::string_view mechanism, std::string_view function) {
+  // Every mechanism a rule names is described in kMechanismTable.
+  PRODSIM_ASSERT(
+      std::any_of(std::begin(kMechanismTable), std::end(kMechanismTable),
+                  [&](const MechanismRow& row) { return row.info.mechanism == mechanism; }));
+  PRODSIM_ASSERT(!function.empty());
   Signature sig;
   sig.mechanism = std::string(mechanism);
   sig.function = std::string(function);

@@ -121,7 +121,7 @@ bool ParseCount(const std::string& text, uint64_t* v) {
 // sequence or epoch (the report's "out of order sequence number").
 bool Is2803Kind(const RunOutput& out) {
   return out.verdict == Verdict::kProducerAssertion ||
-         out.failing_check == "no-broker-sequence-error";
+         out.failing_check == checks::kNoBrokerSequenceError;
 }
 
 double Median(std::vector<double> v) {

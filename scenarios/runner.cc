@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "checks/check_registry.h"
 #include "fault_models/faults.h"
 #include "producer/async_producer.h"
 #include "scenarios/realism.h"
 #include "scenarios/timeline.h"
+#include "sim/core/assert.h"
 #include "sim/core/buggify.h"
 #include "sim/kafka/cluster.h"
 #include "sim/net/network.h"
@@ -21,42 +23,6 @@ namespace scenarios {
 using sim::Duration;
 using sim::Time;
 
-std::string_view VerdictName(Verdict v) {
-  switch (v) {
-    case Verdict::kPass: return "pass";
-    case Verdict::kSafety: return "safety";
-    case Verdict::kLiveness: return "liveness";
-    case Verdict::kDeadlock: return "deadlock";
-    case Verdict::kProducerAssertion: return "producer-assertion";
-    case Verdict::kHarnessError: return "harness-error";
-    case Verdict::kClientFailure: return "client-failure";
-    case Verdict::kPanic: return "panic";
-  }
-  return "?";
-}
-
-absl::StatusOr<Verdict> ParseVerdict(std::string_view name) {
-  for (Verdict v : {Verdict::kPass, Verdict::kSafety, Verdict::kLiveness, Verdict::kDeadlock,
-                    Verdict::kProducerAssertion, Verdict::kHarnessError,
-                    Verdict::kClientFailure, Verdict::kPanic}) {
-    if (VerdictName(v) == name) return v;
-  }
-  return absl::InvalidArgumentError(absl::StrCat("unknown verdict '", std::string(name), "'"));
-}
-
-int ExitCode(Verdict v) {
-  switch (v) {
-    case Verdict::kPass: return 0;
-    case Verdict::kSafety: return 1;
-    case Verdict::kLiveness: return 2;
-    case Verdict::kDeadlock: return 3;
-    case Verdict::kProducerAssertion: return 4;
-    case Verdict::kHarnessError: return 70;  // EX_SOFTWARE
-    case Verdict::kClientFailure: return 5;
-    case Verdict::kPanic: return 6;
-  }
-  return 70;
-}
 
 namespace {
 
@@ -341,39 +307,35 @@ void RecordProducerGoroutines(World& w) {
   }
 }
 
+// The order in which the classes of the checks' verdicts decide a run: a
+// client that did not run its job first (no other verdict can be drawn from
+// it), then a crash, an assertion, safety, and liveness last (what is stuck
+// may be stuck because of any of the others).
+constexpr Verdict kDecidingOrder[] = {Verdict::kClientFailure, Verdict::kPanic,
+                                      Verdict::kProducerAssertion, Verdict::kSafety,
+                                      Verdict::kLiveness};
+
+// The verdict a violation of `check` yields (checks/check_registry.h); a
+// name the registry does not know is a safety check's.
+Verdict VerdictOf(std::string_view check) {
+  const checks::CheckInfo* info = checks::FindCheckInfo(check);
+  return info == nullptr ? Verdict::kSafety : info->verdict;
+}
+
 }  // namespace
 
 Verdict Decide(const RunOutput& out, std::string* failing) {
-  auto has = [&](std::string_view name) {
-    return std::any_of(out.violations.begin(), out.violations.end(),
-                       [&](const checks::Violation& v) { return v.check == name; });
-  };
-  for (const checks::Violation& v : out.violations) {
-    if (v.check.starts_with("client-")) {
+  PRODSIM_ASSERT(failing != nullptr);
+  for (Verdict deciding : kDecidingOrder) {
+    // The first violation in check order of this class decides.
+    for (const checks::Violation& v : out.violations) {
+      if (VerdictOf(v.check) != deciding) continue;
       *failing = v.check;
-      return Verdict::kClientFailure;
+      if (deciding == Verdict::kLiveness && out.record.run.outcome == sim::Outcome::kDeadlock) {
+        return Verdict::kDeadlock;
+      }
+      return deciding;
     }
-  }
-  if (has("no-panic")) {
-    *failing = "no-panic";
-    return Verdict::kPanic;
-  }
-  for (std::string_view assertion : {"no-producer-assertion", "no-fatal-error"}) {
-    if (has(assertion)) {
-      *failing = std::string(assertion);
-      return Verdict::kProducerAssertion;
-    }
-  }
-  for (const checks::Violation& v : out.violations) {
-    if (v.check != "liveness") {
-      *failing = v.check;
-      return Verdict::kSafety;
-    }
-  }
-  if (has("liveness")) {
-    *failing = "liveness";
-    return out.record.run.outcome == sim::Outcome::kDeadlock ? Verdict::kDeadlock
-                                                             : Verdict::kLiveness;
   }
   return Verdict::kPass;
 }

@@ -14,8 +14,10 @@
 
 #include "absl/status/statusor.h"
 #include "checks/check.h"
+#include "checks/check_registry.h"
 #include "checks/run_record.h"
 #include "checks/signature.h"
+#include "checks/verdict.h"
 #include "fault_models/faults.h"
 #include "producer/config.h"
 #include "scenarios/scenario.h"
@@ -25,26 +27,11 @@
 
 namespace scenarios {
 
-enum class Verdict {
-  kPass,
-  kSafety,             // a safety check failed
-  kLiveness,           // stuck, or unresolved messages after faults healed
-  kDeadlock,           // all tasks asleep, nothing pending
-  kProducerAssertion,  // the producer returned Sarama's own assertion error
-  kHarnessError,       // the world could not be built or run as described
-  // Wire mode: the real client did not run as a client must (crashed,
-  // exited early, hung past the trial's bound, printed what is not the
-  // driver protocol, sent malformed frames); checks "client-*".
-  kClientFailure,
-  // The modelled program crashed: a Go panic (send on a closed channel, a
-  // nil dereference); check no-panic. A model bug or a Sarama one, never a
-  // client's.
-  kPanic,
-};
-std::string_view VerdictName(Verdict v);
-absl::StatusOr<Verdict> ParseVerdict(std::string_view name);
-// The process exit code of `prodsim run` for a verdict (README documents).
-int ExitCode(Verdict v);
+// The verdicts, their names and exit codes: checks/verdict.h.
+using checks::ExitCode;
+using checks::ParseVerdict;
+using checks::Verdict;
+using checks::VerdictName;
 
 struct RunOptions {
   bool record_trace = false;

@@ -8,6 +8,8 @@
 #include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "checks/check_registry.h"
+#include "checks/verdict.h"
 #include "scenarios/toml_reader.h"
 #include "sim/core/assert.h"
 
@@ -28,17 +30,10 @@ constexpr std::string_view kLatencyKindNames[] = {"constant", "uniform", "expone
 constexpr std::string_view kDirections[] = {"to_broker", "from_broker", "both"};
 constexpr std::string_view kApis[] = {"produce", "metadata", "init_producer_id"};
 constexpr std::string_view kDrains[] = {"prompt", "late", "slow", "close"};
-constexpr std::string_view kVerdicts[] = {
-    "pass", "safety", "liveness", "deadlock", "producer-assertion", "harness-error",
-    "client-failure", "panic"};
-constexpr std::string_view kChecks[] = {
-    "acked-batches-in-order", "log-sequences-contiguous", "no-duplicates",
-    "per-partition-order",    "acked-are-durable",        "every-message-one-outcome",
-    "no-panic",               "no-producer-assertion",    "no-broker-sequence-error",
-    "retry-pacing",           "no-leaked-goroutines",     "liveness",
-    // Wire mode only (a real client; checks/checks.cc).
-    "not-persisted-absent", "no-fatal-error", "client-crashed", "client-exited-early", "client-hung",
-    "client-output-garbage", "client-malformed-frame", "client-lost-messages"};
+// The verdicts (checks/verdict.h) and the checks (checks/check_registry.h),
+// each described there once.
+constexpr StringList kVerdicts = checks::kVerdictNames;
+constexpr StringList kChecks = checks::kCheckNamesSimulatedFirst;
 // The cluster model's versions: keep in sync with kafka::ParseKafkaVersion.
 constexpr std::string_view kKafkaVersions[] = {"0.11", "2.0", "2.1", "2.2",
                                                "2.3",  "2.4", "2.5", "2.6"};

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "checks/check_registry.h"
+#include "checks/verdict.h"
 #include "scenarios/decode.h"
 #include "scenarios/fault_fields.h"
 #include "scenarios/scenario.h"
@@ -301,6 +303,27 @@ TEST(SchemaTest, CodecRangesComeFromTheSchema) {
     for (const Field& f : s->fields) with_codec += f.codec != nullptr;
   }
   EXPECT_EQ(with_codec, 9);  // the five above and pct_depth, preempt_per_mille, gomaxprocs, perturb_per_mille
+}
+
+// What the check registry cannot derive for the format: each opt-in check
+// (checks/check_registry.h) is switched on by a [checks] field named after
+// it, and [checks] has no other field; the format lists every check and
+// every verdict once.
+TEST(Schema, ChecksSectionMatchesTheOptInChecks) {
+  std::set<std::string> opt_in;
+  for (const checks::CheckInfo& c : checks::CheckInfos()) {
+    if (!c.opt_in) continue;
+    std::string key(c.name);
+    std::replace(key.begin(), key.end(), '-', '_');
+    opt_in.insert(key);
+  }
+  std::set<std::string> fields;
+  for (const Field& f : ChecksSection().fields) fields.insert(std::string(f.key));
+  EXPECT_EQ(fields, opt_in);
+  EXPECT_EQ(CheckNames().size(), checks::kCheckCount);
+  EXPECT_EQ(std::set<std::string_view>(CheckNames().begin(), CheckNames().end()).size(),
+            checks::kCheckCount);
+  EXPECT_EQ(Verdicts().size(), checks::kVerdictCount);
 }
 
 }  // namespace

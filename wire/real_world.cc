@@ -13,7 +13,7 @@
 #include "absl/container/btree_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "checks/check.h"
+#include "checks/check_registry.h"
 #include "scenarios/realism.h"
 #include "sim/core/buggify.h"
 #include "sim/kafka/cluster.h"
@@ -379,7 +379,7 @@ scenarios::RunOutput Serve(const Scenario& s, const ServeOptions& options) {
   w->outside.set_after(nullptr);
   w->bridge.CloseAll();
   w->cluster.SnapshotLogs();
-  for (std::string_view name : {"log-sequences-contiguous", "no-duplicates"}) {
+  for (std::string_view name : {checks::kLogSequencesContiguous, checks::kNoDuplicates}) {
     if (std::optional<checks::Violation> v = checks::FindCheck(name)->Evaluate(w->record)) {
       out.violations.push_back(*std::move(v));
     }
