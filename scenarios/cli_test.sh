@@ -56,7 +56,7 @@ expect 66 "cannot read" -- decode "$dir/nope.bin" -o "$dir/out.toml"
 expect 65 "unknown_key.toml:4:[0-9]+:" -- decode "$dir/crash.bin" -o "$dir/out.toml" --base="$dir/unknown_key.toml"
 expect 66 "cannot read" -- decode "$dir/crash.bin" -o "$dir/out.toml" --base="$dir/nope.toml"
 expect 64 "unknown --profile" -- decode "$dir/crash.bin" -o "$dir/out.toml" --profile=kafka-go
-expect 64 "bad --max-faults" -- decode "$dir/crash.bin" -o "$dir/out.toml" --max-faults=lots
+expect 64 "bad decode flag '--max-faults=lots'" -- decode "$dir/crash.bin" -o "$dir/out.toml" --max-faults=lots
 expect 73 "cannot write" -- decode "$dir/crash.bin" -o "$dir/no/such/dir/out.toml"
 expect 65 "unknown_key.toml:4:[0-9]+:" -- encode "$dir/unknown_key.toml" -o "$dir/out.bin"
 mkdir "$dir/ok"
