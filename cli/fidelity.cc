@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "absl/container/btree_map.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"

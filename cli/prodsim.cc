@@ -17,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "checks/check.h"
 #include "checks/signature.h"
@@ -39,10 +38,10 @@ namespace cli {
 namespace {
 
 using scenarios::DecodeOptions;
+using scenarios::Duration;
 using scenarios::kDefaultBaseName;
 using scenarios::LoadBase;
 using scenarios::MachineCores;
-using scenarios::Duration;
 using scenarios::ProfileExpectSpec;
 using scenarios::RunOptions;
 using scenarios::RunOutput;
@@ -562,36 +561,36 @@ void DeclareCodec(CommandLine* cl) {
 }  // namespace
 
 void DeclareScenarioCommands(CommandLine* cl) {
-  for (const char* name : {"run", "print", "determinism", "digest"}) {
+  // The subcommands that take scenario files and nothing else but run's flags.
+  struct FileCommand {
+    const char* name;
+    const char* summary;
+    const char* details;
+    int (*run)(const Args&);
+  };
+  constexpr FileCommand kFileCommands[] = {
+      {"run", "run each scenario file and print its verdict",
+       "Prints one line per file: verdict, failing check, digest, simulated time,\n"
+       "steps and wall time; a failure's violations and signature follow it.",
+       Run},
+      {"print", "print a scenario file in canonical form", "", Print},
+      {"determinism", "run each scenario twice and check the digests are equal",
+       "The second run records the trace; the digests must not differ.", Determinism},
+      {"digest", "print each file's verdict and digest only",
+       "For comparing builds (tools/compare_digests.sh).", Digest},
+  };
+  for (const FileCommand& c : kFileCommands) {
     auto a = std::make_shared<Args>();
-    const std::string cmd = name;
-    const char* summary =
-        cmd == "run"           ? "run each scenario file and print its verdict"
-        : cmd == "print"       ? "print a scenario file in canonical form"
-        : cmd == "determinism" ? "run each scenario twice and check the digests are equal"
-                               : "print each file's verdict and digest only";
-    const char* details =
-        cmd == "run"
-            ? "Prints one line per file: verdict, failing check, digest, simulated time,\n"
-              "steps and wall time; a failure's violations and signature follow it."
-        : cmd == "determinism"
-            ? "The second run records the trace; the digests must not differ."
-        : cmd == "digest" ? "For comparing builds (tools/compare_digests.sh)."
-                          : "";
-    Flags& f = cl->Add(name, summary, details, [a, cmd](const Flags&) -> int {
+    Flags& f = cl->Add(c.name, c.summary, c.details, [a, run = c.run](const Flags&) {
       if (a->files.empty()) return Usage("no scenario file given");
-      if (cmd == "run") return Run(*a);
-      if (cmd == "print") return Print(*a);
-      if (cmd == "determinism") return Determinism(*a);
-      return Digest(*a);
+      return run(*a);
     });
     f.Files(&a->files, "FILE", "the scenario file(s)");
-    if (cmd != "run") continue;
+    if (c.run != Run) continue;
     f.Text("--trace", &a->trace_out, "OUT", "write the readable trace of the (single) file to OUT");
     f.Text("--timeline", &a->timeline_out, "OUT.json",
            "write a Chrome/Perfetto trace-event file (open it in ui.perfetto.dev)");
-    f.Switch("--check-expect",
-             &a->check_expect,
+    f.Switch("--check-expect", &a->check_expect,
              "exit 0 iff each file's [expect] block holds, and each "
              "[expect.profiles.\"NAME\"] entry with that profile");
     f.Choice("--profile", &a->profile, ProfileNames(),

@@ -12,8 +12,6 @@
 #include <vector>
 
 #include "absl/container/btree_map.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "scenarios/parallel.h"
 #include "scenarios/runner.h"
