@@ -9,13 +9,15 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cli/command_line.h"
+#include "cli/flags.h"
 #include "scenarios/builtin.h"
 #include "scenarios/explore.h"
 #include "scenarios/parallel.h"
@@ -23,59 +25,28 @@
 #include "scenarios/scenario.h"
 #include "sim/core/assert.h"
 
-namespace scenarios {
+namespace cli {
 namespace {
+
+using scenarios::BuiltinScenarioText;
+using scenarios::Duration;
+using scenarios::ExploreSeed;
+using scenarios::GenerateOptions;
+using scenarios::LoadScenario;
+using scenarios::ParseScenario;
+using scenarios::RunInOrder;
+using scenarios::RunOutput;
+using scenarios::RunScenario;
+using scenarios::Scenario;
+using scenarios::TopicSpec;
+using scenarios::Verdict;
+using scenarios::WithProfile;
 
 using WallClock = std::chrono::steady_clock;  // determinism-lint: allow (printed only)
 
 double Since(WallClock::time_point start) {
   return std::chrono::duration<double>(WallClock::now() - start).count();
 }
-
-constexpr const char* kBenchUsage =
-    "usage: prodsim bench [--small=FILE] [--runs=N] [--base=FILE] [--seeds=K]\n"
-    "                     [--max-runs-per-seed=M]\n"
-    "Prints, side by side: runs/s and simulated s per wall s for the small scenario\n"
-    "over seeds 1..N (default bench/scenarios/small-5-faults.toml, N=2000); and the\n"
-    "wall time and runs to the first IBM/sarama#2803-kind failure exploring from the\n"
-    "base (default bench/scenarios/report-config-steady.toml; its producer settings\n"
-    "kept, faults, schedules and latencies drawn as explore draws them, realistic\n"
-    "kinds only) for exploration seeds 1..K (default 20), at most M runs each\n"
-    "(default 5000). One thread, but for the small scenario run again on two\n"
-    "threads (RunInOrder, as explore --jobs=2) beside one. The default files are\n"
-    "compiled in (an installed prodsim runs them from any directory); a flag reads\n"
-    "the file it names.\n"
-    "prodsim bench --scaling [--base=FILE] [--max-messages=N]\n"
-    "  instead: how a run's cost grows with its work. The base (default the report's\n"
-    "  configuration, bench/scenarios/report-config-steady.toml; its faults dropped)\n"
-    "  with 100, 1k, 10k, 100k and 1M messages (those up to N, default 1000000),\n"
-    "  then 10k messages (or N) on 1, 3 and 9 brokers with 3, 30 and 300 partitions;\n"
-    "  each run in a child process: wall time, steps and peak memory (the child's\n"
-    "  peak RSS less an idle child's), per run and per message, and whether the\n"
-    "  per-message wall cost from 1k messages up stays within 1.5x.\n"
-    "prodsim bench --compare [--runs=N] [--base=FILE] [--base-non-idempotent=FILE]\n"
-    "  instead compares the producer profiles: the same N generated scenarios\n"
-    "  (default 500) per configuration (the report's, and the same with\n"
-    "  Idempotent=false; each closing after the last message, and closing at 60 s\n"
-    "  when retries have settled) on sarama-1.42.1 and sarama-main. Per row: the\n"
-    "  share of runs that fail and by which check, the first failing run, and the\n"
-    "  throughput (acknowledged messages per simulated second, first message to\n"
-    "  last acknowledgement).\n"
-    "prodsim bench --wire [--base=FILE] [--seeds=K] [--max-runs-per-seed=M]\n"
-    "                     [--trials=T] [--client=librdkafka|CMD]\n"
-    "  instead: time to the first failure exploring from the base (default\n"
-    "  bench/scenarios/wire-mix.toml) per exploration seed 1..K (default 3), the\n"
-    "  Sarama model in the simulated world (at most M runs, default 2000) beside the\n"
-    "  real client over the wire on the same generated scenarios (at most T trials,\n"
-    "  default 5).\n"
-    "prodsim bench --wire-jobs [--file=FILE] [--base=FILE] [--client=NAME] [--jobs=J]\n"
-    "                          [--runs=G] [--trials=N]\n"
-    "  instead: explore --client's trials one at a time beside J at once (default\n"
-    "  8): the throughput over G scenarios generated from the base (default 32,\n"
-    "  bench/scenarios/report-config-steady.toml), then FILE's failure rate over N\n"
-    "  trials each way (default 40; FILE default\n"
-    "  scenarios/known/real/librdkafka-2.0.2-4438-sequence-desync.toml) with\n"
-    "  Fisher's exact test. Exit 1 if the rates differ at the 5% level.\n";
 
 // A scenario file: a path given by a flag, or the compiled-in copy of a
 // source-tree file (builtin.h).
@@ -103,19 +74,8 @@ struct BenchArgs {
   uint64_t jobs_set = 0;
 };
 
-int BenchUsage(const std::string& error) {
-  std::fprintf(stderr, "prodsim: %s\n%s", error.c_str(), kBenchUsage);
-  return 64;
-}
-
-bool ParseCount(const std::string& text, uint64_t* v) {
-  if (text.empty() || text.size() > 12) return false;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-  }
-  *v = std::stoull(text);
-  return *v > 0;
-}
+// Counts as the bench has always taken them: at most 12 digits.
+constexpr uint64_t kBenchCountMax = 999999999999;
 
 // The #2803 kinds: Sarama's own assertion, or the broker rejecting a
 // sequence or epoch (the report's "out of order sequence number").
@@ -371,56 +331,7 @@ int Scaling(const Scenario& base, uint64_t max_messages) {
   return failed ? 70 : 0;
 }
 
-}  // namespace
-
-int BenchCommand(int argc, char** argv) {
-  BenchArgs a;
-  for (int i = 2; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string value;
-    const size_t eq = arg.find('=');
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (arg != "--help" && arg != "-h" && arg != "--compare" && arg != "--wire" &&
-               arg != "--wire-jobs" && arg != "--scaling" && i + 1 < argc) {
-      value = argv[++i];
-    }
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kBenchUsage, stdout);
-      return 0;
-    } else if (arg == "--small" && !value.empty()) {
-      a.small = {value, true};
-    } else if (arg == "--base" && !value.empty()) {
-      a.base = {value, true};
-    } else if (arg == "--compare") {
-      a.compare = true;
-    } else if (arg == "--wire") {
-      a.wire = true;
-    } else if (arg == "--wire-jobs") {
-      a.wire_jobs = true;
-    } else if (arg == "--file" && !value.empty()) {
-      a.file = {value, true};
-    } else if (arg == "--jobs" && ParseCount(value, &a.jobs_set) && a.jobs_set <= 1024) {
-    } else if (arg == "--scaling") {
-      a.scaling = true;
-    } else if (arg == "--max-messages" && ParseCount(value, &a.max_messages)) {
-    } else if (arg == "--trials" && ParseCount(value, &a.wire_args.real_trials)) {
-    } else if (arg == "--client" && !value.empty()) {
-      a.wire_args.client = value;
-    } else if (arg == "--base-non-idempotent" && !value.empty()) {
-      a.base_non_idempotent = {value, true};
-    } else if (arg == "--runs" && ParseCount(value, &a.runs)) {
-      a.runs_set = true;
-    } else if (arg == "--seeds" && ParseCount(value, &a.seeds)) {
-      a.seeds_set = true;
-    } else if (arg == "--max-runs-per-seed" && ParseCount(value, &a.max_runs_per_seed)) {
-      a.max_runs_set = true;
-    } else {
-      return BenchUsage(absl::StrCat("bad bench flag '", argv[i], "'",
-                                     value.empty() ? "" : absl::StrCat(" = '", value, "'")));
-    }
-  }
+int BenchCommand(BenchArgs& a) {
   Scenario small, base;
   int code = 0;
   if (a.compare) return Compare(a);
@@ -567,4 +478,71 @@ int BenchCommand(int argc, char** argv) {
   return 0;
 }
 
-}  // namespace scenarios
+}  // namespace
+
+void DeclareBench(CommandLine* cl) {
+  auto a = std::make_shared<BenchArgs>();
+  Flags& f = cl->Add(
+      "bench", "whole-run figures: runs/s and time to the first #2803-kind failure",
+      "Prints, side by side: runs/s and simulated s per wall s for the small scenario\n"
+      "over seeds 1..--runs; and the wall time and runs to the first\n"
+      "IBM/sarama#2803-kind failure exploring from the base (its producer settings\n"
+      "kept, faults, schedules and latencies drawn as explore draws them, realistic\n"
+      "kinds only) for exploration seeds 1..--seeds, at most --max-runs-per-seed runs\n"
+      "each. One thread, but for the small scenario run again on two threads\n"
+      "(RunInOrder, as explore --jobs=2) beside one. The default files are compiled\n"
+      "in (an installed prodsim runs them from any directory); a flag reads the file\n"
+      "it names. --scaling, --compare, --wire and --wire-jobs measure other things\n"
+      "instead (their flags say what).",
+      [a](const Flags& given) {
+        a->small.given = given.Given("--small");
+        a->base.given = given.Given("--base");
+        a->base_non_idempotent.given = given.Given("--base-non-idempotent");
+        a->file.given = given.Given("--file");
+        a->runs_set = given.Given("--runs");
+        a->seeds_set = given.Given("--seeds");
+        a->max_runs_set = given.Given("--max-runs-per-seed");
+        return BenchCommand(*a);
+      });
+  f.Text("--small", &a->small.path, "FILE", "the small scenario");
+  f.Text("--base", &a->base.path, "FILE",
+         "the base explored from (--wire: default bench/scenarios/wire-mix.toml)");
+  f.Count("--runs", &a->runs, 1, kBenchCountMax,
+          "small scenario seeds (--compare: generated scenarios per row, default 500; "
+          "--wire-jobs: scenarios generated, default 32)");
+  f.Count("--seeds", &a->seeds, 1, kBenchCountMax, "exploration seeds (--wire: default 3)");
+  f.Count("--max-runs-per-seed", &a->max_runs_per_seed, 1, kBenchCountMax,
+          "runs per exploration seed at most (--wire: the model's, default 2000)");
+  f.Switch("--scaling", &a->scaling,
+           "instead: how a run's cost grows with its work. The base (its faults dropped) with "
+           "100, 1k, 10k, 100k and 1M messages (those up to --max-messages), then 10k messages "
+           "(or fewer) on 1, 3 and 9 brokers with 3, 30 and 300 partitions; each run in a child "
+           "process: wall time, steps and peak memory (the child's peak RSS less an idle "
+           "child's), per run and per message, and whether the per-message wall cost from 1k "
+           "messages up stays within 1.5x");
+  f.Count("--max-messages", &a->max_messages, 1, kBenchCountMax, "--scaling: the largest run");
+  f.Switch("--compare", &a->compare,
+           "instead: compare the producer profiles on the same --runs generated scenarios per "
+           "configuration (the report's, and --base-non-idempotent; each closing after the "
+           "last message, and closing at 60 s) on sarama-1.42.1 and sarama-main: the share of "
+           "runs that fail and by which check, the first failing run, and the throughput");
+  f.Text("--base-non-idempotent", &a->base_non_idempotent.path, "FILE",
+         "--compare: the Idempotent=false configuration");
+  f.Switch("--wire", &a->wire,
+           "instead: time to the first failure exploring from the base per exploration seed, "
+           "the Sarama model in the simulated world beside the real client over the wire on "
+           "the same generated scenarios (at most --trials trials)");
+  f.Text("--client", &a->wire_args.client, "librdkafka|CMD", "--wire, --wire-jobs: the client");
+  f.Count("--trials", &a->wire_args.real_trials, 1, kBenchCountMax,
+          "--wire: real trials per seed at most; --wire-jobs: trials of --file each way "
+          "(default 40)");
+  f.Switch("--wire-jobs", &a->wire_jobs,
+           "instead: explore --client's trials one at a time beside --jobs at once: the "
+           "throughput over --runs scenarios generated from the base, then --file's failure "
+           "rate over --trials trials each way, with Fisher's exact test. Exit 1 if the rates "
+           "differ at the 5% level");
+  f.Text("--file", &a->file.path, "FILE", "--wire-jobs: the file whose failure rate is compared");
+  f.Count("--jobs", &a->jobs_set, 1, 1024, "--wire-jobs: trials at once")->default_str("8");
+}
+
+}  // namespace cli

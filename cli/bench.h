@@ -1,4 +1,5 @@
-// `prodsim bench`: whole-run figures, side by side in one run.
+// `prodsim bench`: whole-run figures, side by side in one run (declared,
+// with its flags, by DeclareBench in cli/bench.cc).
 //
 // 1. Runs per second and simulated seconds per wall second for a small
 //    scenario (bench/scenarios/small-5-faults.toml: 100 messages, 3 brokers,
@@ -18,10 +19,7 @@
 
 #include "scenarios/scenario.h"
 
-namespace scenarios {
-
-// argv[1] is "bench". Returns the process exit code.
-int BenchCommand(int argc, char** argv);
+namespace cli {
 
 // 3. (prodsim bench --wire, cli/bench_wire.cc) Time to the first failure
 //    when exploring from a base, the model in the simulated world beside a
@@ -32,7 +30,7 @@ struct WireBenchArgs {
   uint64_t model_runs = 2000;
   uint64_t real_trials = 5;
 };
-int WireBench(const Scenario& base, const std::string& base_path, const WireBenchArgs& a);
+int WireBench(const scenarios::Scenario& base, const std::string& base_path, const WireBenchArgs& a);
 
 // 4. (prodsim bench --wire-jobs) explore --client's trials one at a time
 //    beside `jobs` at once: the throughput over the same generated
@@ -45,9 +43,10 @@ struct WireJobsArgs {
   uint64_t generated = 32;
   uint64_t trials = 40;
 };
-int WireJobsBench(const Scenario& file, const std::string& file_path, const Scenario& base,
+int WireJobsBench(const scenarios::Scenario& file, const std::string& file_path,
+                  const scenarios::Scenario& base,
                   const std::string& base_path, const WireJobsArgs& a);
 
-}  // namespace scenarios
+}  // namespace cli
 
 #endif  // PRODSIM_CLI_BENCH_H_

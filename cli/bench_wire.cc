@@ -17,7 +17,16 @@
 #include "search/world.h"
 #include "wire/real_world.h"
 
-namespace scenarios {
+namespace cli {
+
+using scenarios::ExploreSeed;
+using scenarios::GenerateOptions;
+using scenarios::MachineCores;
+using scenarios::RunInOrder;
+using scenarios::RunOutput;
+using scenarios::Scenario;
+using scenarios::Verdict;
+using scenarios::VerdictText;
 namespace {
 
 using WallClock = std::chrono::steady_clock;  // determinism-lint: allow (printed only)
@@ -213,4 +222,4 @@ int WireJobsBench(const Scenario& file, const std::string& file_path, const Scen
   return p < 0.05 ? 1 : 0;
 }
 
-}  // namespace scenarios
+}  // namespace cli

@@ -10,7 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "scenarios/parallel.h"
-#include "scenarios/toml_reader.h"
+#include "producer/profile.h"
+#include "sim/core/scheduler.h"
 #include "sim/kafka/wire/compression.h"
 
 namespace cli {
@@ -47,8 +48,21 @@ void PrintSignature(const scenarios::RunOutput& out, int indent) {
   for (const std::string& line : sig.chain) std::printf("%*s%s\n", indent + 2, "", line.c_str());
 }
 
-bool ParsePositiveDuration(const std::string& text, sim::Duration* d) {
-  return !scenarios::internal::ParseDuration(text, d).has_value() && d->nanos() > 0;
+std::vector<std::string> ProfileNames() {
+  std::vector<std::string> out;
+  for (sarama::Profile p : {sarama::Profile::kSarama_1_42_1, sarama::Profile::kSaramaMain}) {
+    out.emplace_back(sarama::ProfileName(p));
+  }
+  return out;
+}
+
+std::vector<std::string> PolicyNames() {
+  std::vector<std::string> out;
+  for (sim::Policy p : {sim::Policy::kFifo, sim::Policy::kRandom, sim::Policy::kPct,
+                        sim::Policy::kGo}) {
+    out.emplace_back(sim::PolicyName(p));
+  }
+  return out;
 }
 
 bool WriteText(const std::string& path, const std::string& text) {

@@ -1,11 +1,12 @@
 // What the prodsim subcommands share: the exit codes for bad input (sysexits),
 // loading a scenario file with its one-line error, printing a run's
-// violations, and the duration flags.
+// violations, and the names a flag can take.
 #ifndef PRODSIM_CLI_COMMON_H_
 #define PRODSIM_CLI_COMMON_H_
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
@@ -29,8 +30,10 @@ void PrintViolations(const scenarios::RunOutput& out, int indent);
 // The failure's signature and its causal chain, one event per line.
 void PrintSignature(const scenarios::RunOutput& out, int indent);
 
-// A positive duration such as "30s" (scenario file syntax); false otherwise.
-bool ParsePositiveDuration(const std::string& text, sim::Duration* d);
+// The producer profiles' names ("sarama-1.42.1", "sarama-main") and the
+// schedule policies' ("fifo", ...), for the flags that take one.
+std::vector<std::string> ProfileNames();
+std::vector<std::string> PolicyNames();
 
 // Writes `text` to `path`; false, with a line on stderr, if it cannot.
 bool WriteText(const std::string& path, const std::string& text);

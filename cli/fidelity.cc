@@ -1,13 +1,14 @@
-#include "cli/fidelity.h"
+// prodsim fidelity: the model's verdict distribution over schedule seeds
+// beside a real client's over wire trials, per scenario file.
 
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/container/btree_map.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -17,7 +18,9 @@
 #include "producer/profile.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
+#include "cli/command_line.h"
 #include "cli/common.h"
+#include "cli/flags.h"
 #include "sim/core/scheduler.h"
 #include "scenarios/explore.h"
 #include "search/world.h"
@@ -33,7 +36,7 @@ using scenarios::Verdict;
 constexpr int64_t kCountMax = 100000;
 
 int Usage(const std::string& error) {
-  std::fprintf(stderr, "prodsim: %s\n%s", error.c_str(), kFidelityUsage);
+  std::fprintf(stderr, "prodsim: %s\n", error.c_str());
   return kExitUsage;
 }
 
@@ -161,101 +164,21 @@ int ReadSavedReal(const std::string& path, absl::btree_map<std::string, SavedRea
   return 0;
 }
 
-}  // namespace
-
-const char* const kFidelityUsage =
-    "usage: prodsim fidelity FILE... --client=NAME|CMD [--seeds=N] [--trials=M]\n"
-    "                        [--profile=NAME] [--policy=NAME] [--csv=OUT] [--bound=DURATION]\n"
-    "                        [--real-from=CSV] [--jobs=N]\n"
-    "       prodsim fidelity --generated=N --base=FILE --client=NAME [--seed=S] [--out=DIR]\n"
-    "                        [same flags]\n"
-    "For each scenario file, the model's verdicts over schedule seeds 1..N (default\n"
-    "40) beside the real client's over M wire trials (default 20), one table\n"
-    "(printed, and written as CSV with --csv). The model side runs the file with\n"
-    "--policy (default random: the file's schedule policy is replaced, so that the\n"
-    "seeds sample interleavings) and --profile (default the file's own; give the\n"
-    "one matching the client's version: sarama-1.42.1 for Sarama v1.42.1,\n"
-    "sarama-main for main; for librdkafka and kafkajs no model exists and the\n"
-    "column is the file's Sarama profile, for reference). A failure is any verdict\n"
-    "but pass; harness errors (a scenario a side cannot run) are counted apart.\n"
-    "Real trials are samples of real timing: the real column is a distribution.\n"
-    "--real-from=CSV takes the real column of each file from an earlier run's CSV\n"
-    "(no trials are run for a file it has), to set a new model column beside it.\n"
-    "Every real column says the 1-minute load before its trials and the client's\n"
-    "CPU time per trial (a real column moves with load; \"loaded\" when the load\n"
-    "was at or above the cores); --jobs=N runs N trials at once (default 1).\n"
-    "--generated=N: instead of files, N scenarios generated from --base as\n"
-    "explore --client generates them (explore seeds of --seed, default 1), the\n"
-    "same scenario on both sides: fidelity over a population, not only over the\n"
-    "known files; --out=DIR writes them (generated-I.toml) so the population can\n"
-    "be run again. The last line gives the share within 0.25 and the mean |diff|.\n";
-
-int FidelityCommand(int argc, char** argv) {
+struct FidelityArgs {
   std::vector<std::string> files;
   wire::RealOptions options;
-  options.client.clear();
   int64_t seeds = 40, trials = 20, generated = 0, jobs = 1;
   uint64_t explore_seed = 1;
   std::string profile, policy = "random", csv, real_from, base_file, out_dir;
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (absl::StartsWith(a, "--client=")) {
-      options.client = a.substr(9);
-    } else if (absl::StartsWith(a, "--seeds=")) {
-      if (!absl::SimpleAtoi(a.substr(8), &seeds) || seeds < 1 || seeds > kCountMax) {
-        return Usage(absl::StrCat("--seeds takes a count from 1 to ", kCountMax, ": '", a, "'"));
-      }
-    } else if (absl::StartsWith(a, "--trials=")) {
-      if (!absl::SimpleAtoi(a.substr(9), &trials) || trials < 0 || trials > kCountMax) {
-        return Usage(absl::StrCat("--trials takes a count from 0 to ", kCountMax, ": '", a, "'"));
-      }
-    } else if (absl::StartsWith(a, "--generated=")) {
-      if (!absl::SimpleAtoi(a.substr(12), &generated) || generated < 1 || generated > kCountMax) {
-        return Usage(absl::StrCat("--generated takes a count from 1 to ", kCountMax, ": '", a, "'"));
-      }
-    } else if (absl::StartsWith(a, "--jobs=")) {
-      if (!absl::SimpleAtoi(a.substr(7), &jobs) || jobs < 1 || jobs > 1024) {
-        return Usage(absl::StrCat("--jobs takes a count from 1 to 1024: '", a, "'"));
-      }
-    } else if (absl::StartsWith(a, "--seed=")) {
-      if (!absl::SimpleAtoi(a.substr(7), &explore_seed)) {
-        return Usage(absl::StrCat("--seed takes a number: '", a, "'"));
-      }
-    } else if (absl::StartsWith(a, "--base=")) {
-      base_file = a.substr(7);
-      if (base_file.empty()) return Usage("--base needs a scenario file");
-    } else if (absl::StartsWith(a, "--out=")) {
-      out_dir = a.substr(6);
-      if (out_dir.empty()) return Usage("--out needs a directory");
-    } else if (absl::StartsWith(a, "--profile=")) {
-      profile = a.substr(10);
-      if (!sarama::ParseProfile(profile).ok()) {
-        return Usage(absl::StrCat("unknown --profile '", profile, "' (sarama-1.42.1 or sarama-main)"));
-      }
-    } else if (absl::StartsWith(a, "--policy=")) {
-      policy = a.substr(9);
-      if (!sim::ParsePolicy(policy).ok()) {
-        return Usage(absl::StrCat("unknown --policy '", policy, "' (fifo, random, pct or go)"));
-      }
-    } else if (absl::StartsWith(a, "--csv=")) {
-      csv = a.substr(6);
-      if (csv.empty()) return Usage("--csv needs a file name: --csv=OUT.csv");
-    } else if (absl::StartsWith(a, "--real-from=")) {
-      real_from = a.substr(12);
-      if (real_from.empty()) return Usage("--real-from needs a CSV file: --real-from=OLD.csv");
-    } else if (absl::StartsWith(a, "--bound=")) {
-      if (!ParsePositiveDuration(a.substr(8), &options.bound)) {
-        return Usage(absl::StrCat("--bound takes a positive duration such as 30s: '", a, "'"));
-      }
-    } else if (a == "--help" || a == "-h") {
-      std::fputs(kFidelityUsage, stdout);
-      return 0;
-    } else if (absl::StartsWith(a, "-")) {
-      return Usage(absl::StrCat("unknown flag '", a, "'"));
-    } else {
-      files.push_back(a);
-    }
-  }
+};
+
+int FidelityCommand(FidelityArgs& a) {
+  const std::vector<std::string>& files = a.files;
+  wire::RealOptions& options = a.options;
+  const int64_t seeds = a.seeds, trials = a.trials, generated = a.generated, jobs = a.jobs;
+  const uint64_t explore_seed = a.explore_seed;
+  const std::string &profile = a.profile, &policy = a.policy, &csv = a.csv,
+                    &real_from = a.real_from, &base_file = a.base_file, &out_dir = a.out_dir;
   if (generated > 0 && (!files.empty() || base_file.empty())) {
     return Usage("--generated=N takes --base=FILE and no scenario files");
   }
@@ -393,6 +316,52 @@ int FidelityCommand(int argc, char** argv) {
   }
   if (!csv.empty()) std::printf("\nwritten to %s\n", csv.c_str());
   return 0;
+}
+
+}  // namespace
+
+void DeclareFidelity(CommandLine* cl) {
+  auto a = std::make_shared<FidelityArgs>();
+  a->options.client.clear();
+  Flags& f = cl->Add(
+      "fidelity", "the model's verdicts over seeds beside a real client's over trials",
+      "For each scenario file, the model's verdicts over schedule seeds 1..--seeds\n"
+      "beside the real client's over --trials wire trials, one table (printed, and\n"
+      "written as CSV with --csv). The model side runs the file with --policy (the\n"
+      "file's schedule policy is replaced, so that the seeds sample interleavings)\n"
+      "and --profile (default the file's own; give the one matching the client's\n"
+      "version: sarama-1.42.1 for Sarama v1.42.1, sarama-main for main; for\n"
+      "librdkafka and kafkajs no model exists and the column is the file's Sarama\n"
+      "profile, for reference). A failure is any verdict but pass; harness errors (a\n"
+      "scenario a side cannot run) are counted apart. Real trials are samples of\n"
+      "real timing: the real column is a distribution. Every real column says the\n"
+      "1-minute load before its trials and the client's CPU time per trial (a real\n"
+      "column moves with load; \"loaded\" when the load was at or above the cores).\n"
+      "With --generated, the last line gives the share within 0.25 and the mean\n"
+      "|diff|.",
+      [a](const Flags&) { return FidelityCommand(*a); });
+  f.Files(&a->files, "FILE", "the scenario files (or --generated)");
+  f.Text("--client", &a->options.client, "NAME|CMD", "the real client (required)");
+  f.Count("--seeds", &a->seeds, 1, kCountMax, "model runs per file, seeds 1..N");
+  f.Count("--trials", &a->trials, 0, kCountMax, "real trials per file");
+  f.Choice("--profile", &a->profile, ProfileNames(), "the model's producer profile")
+      ->default_str("the file's");
+  f.Choice("--policy", &a->policy, PolicyNames(), "the model's schedule policy");
+  f.Text("--csv", &a->csv, "OUT.csv", "write the table as CSV");
+  f.Duration("--bound", &a->options.bound, "cap each real trial");
+  f.Text("--real-from", &a->real_from, "CSV",
+         "take each file's real column from an earlier run's CSV (no trials are run for a "
+         "file it has), to set a new model column beside it");
+  f.Count("--jobs", &a->jobs, 1, 1024, "run N trials at once");
+  f.Count("--generated", &a->generated, 1, kCountMax,
+          "instead of files, N scenarios generated from --base as explore --client generates "
+          "them, the same scenario on both sides: fidelity over a population")
+      ->default_str("");
+  f.Text("--base", &a->base_file, "FILE", "with --generated: the base");
+  f.Count("--seed", &a->explore_seed, 0, UINT64_MAX, "with --generated: the explore seed");
+  f.Text("--out", &a->out_dir, "DIR",
+         "with --generated: write the scenarios (generated-I.toml), so the population can be "
+         "run again");
 }
 
 }  // namespace cli

@@ -1,22 +1,24 @@
-#include "cli/real.h"
+// prodsim real and prodsim serve: the real-time world (wire/) from the
+// command line.
 
 #include <signal.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/btree_map.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "scenarios/parallel.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
+#include "cli/command_line.h"
 #include "cli/common.h"
+#include "cli/flags.h"
 #include "wire/client_lines.h"
 #include "wire/drivers.h"
 #include "wire/history_text.h"
@@ -32,10 +34,9 @@ using scenarios::Verdict;
 constexpr int kTrialsMax = 10000;
 
 int Usage(const std::string& error) {
-  std::fprintf(stderr, "prodsim: %s\n%s", error.c_str(), kRealUsage);
+  std::fprintf(stderr, "prodsim: %s\n", error.c_str());
   return kExitUsage;
 }
-
 
 // Writes the history; false (with a line on stderr) if it cannot.
 bool WriteHistory(const std::string& path, const checks::RunRecord& r) {
@@ -47,89 +48,21 @@ bool WriteHistory(const std::string& path, const checks::RunRecord& r) {
 volatile sig_atomic_t g_stop = 0;
 void OnSignal(int) { g_stop = 1; }
 
-}  // namespace
-
-const char* const kRealUsage =
-    "usage: prodsim real FILE --client=librdkafka|CMD [--trials=N] [--until-failure]\n"
-    "                    [--bound=DURATION] [--trace=OUT] [--history=OUT] [--events=OUT]\n"
-    "                    [--out=DIR] [--jobs=N]\n"
-    "       prodsim serve FILE [--history=OUT]\n"
-    "real: serves the scenario's cluster on 127.0.0.1 (one port per broker), applies\n"
-    "  its faults at their `at` after the start, runs a real client against it as a\n"
-    "  child process (a driver: clients/README.md) and runs the checks on what the\n"
-    "  client reported and the brokers recorded. Real timing is not reproducible:\n"
-    "  each trial is one sample, and --trials=N (default 1) prints the distribution\n"
-    "  of verdicts over N trials. --until-failure stops at the first trial that does\n"
-    "  not pass. --bound caps each trial (default 120s; the scenario's limits.time\n"
-    "  and liveness grace bound it too); a client still running then is killed\n"
-    "  (client-hung). Exit: 0 if every trial passed, else the code of the most\n"
-    "  frequent failing verdict (5: client-failure). --trace, --history and\n"
-    "  --events write the last trial's trace, its broker history (appends,\n"
-    "  responses, faults, notes and the client's event lines, then the final\n"
-    "  logs, one line each) and the client's event lines alone. --out=DIR keeps\n"
-    "  every failing trial: DIR/trial-T.txt (its verdict, every violation with\n"
-    "  all witnesses, the signature's chain) and DIR/trial-T-history.txt. Each\n"
-    "  trial's line says the load before it and the client's CPU time. --jobs=N\n"
-    "  runs N trials at once (each its own ports and process group; default 1),\n"
-    "  printed in trial order: more load on the machine, see prodsim bench\n"
-    "  --wire-jobs.\n"
-    "serve: only serves the scenario's cluster, for your own application: prints\n"
-    "  the bootstrap address, applies the faults, and on SIGINT/SIGTERM or at the\n"
-    "  scenario's limits.time (the liveness grace does not end it: your\n"
-    "  application decides how long it runs) runs the checks that need no client\n"
-    "  outcomes (log-sequences-contiguous, no-duplicates) over the broker history,\n"
-    "  prints what it did not serve (malformed frames, records without a\n"
-    "  prodsim-id header, limits reached: counted, they fail no check), and\n"
-    "  writes that history to --history=OUT (default: serve-history.txt). A limit\n"
-    "  reached is also said on stderr when it first happens.\n";
-
-int RealCommand(int argc, char** argv) {
-  std::vector<std::string> files;
+struct RealArgs {
+  std::vector<std::string> files;  // the one scenario file
   wire::RealOptions options;
-  options.client.clear();
   int64_t trials = 1, jobs = 1;
   bool until_failure = false;
   std::string trace_out, history_out, events_out, out_dir;
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (absl::StartsWith(a, "--history=")) {
-      history_out = a.substr(10);
-      if (history_out.empty()) return Usage("--history needs a file name: --history=OUT");
-    } else if (absl::StartsWith(a, "--events=")) {
-      events_out = a.substr(9);
-      if (events_out.empty()) return Usage("--events needs a file name: --events=OUT");
-    } else if (absl::StartsWith(a, "--out=")) {
-      out_dir = a.substr(6);
-      if (out_dir.empty()) return Usage("--out needs a directory: --out=DIR");
-    } else if (absl::StartsWith(a, "--client=")) {
-      options.client = a.substr(9);
-      if (options.client.empty()) return Usage("--client needs librdkafka or a command");
-    } else if (absl::StartsWith(a, "--trials=")) {
-      if (!absl::SimpleAtoi(a.substr(9), &trials) || trials < 1 || trials > kTrialsMax) {
-        return Usage(absl::StrCat("--trials takes a count from 1 to ", kTrialsMax, ": '", a, "'"));
-      }
-    } else if (absl::StartsWith(a, "--jobs=")) {
-      if (!absl::SimpleAtoi(a.substr(7), &jobs) || jobs < 1 || jobs > 1024) {
-        return Usage(absl::StrCat("--jobs takes a count from 1 to 1024: '", a, "'"));
-      }
-    } else if (a == "--until-failure") {
-      until_failure = true;
-    } else if (absl::StartsWith(a, "--bound=")) {
-      if (!ParsePositiveDuration(a.substr(8), &options.bound)) {
-        return Usage(absl::StrCat("--bound takes a positive duration such as 30s: '", a, "'"));
-      }
-    } else if (absl::StartsWith(a, "--trace=")) {
-      trace_out = a.substr(8);
-      if (trace_out.empty()) return Usage("--trace needs a file name: --trace=OUT");
-    } else if (a == "--help" || a == "-h") {
-      std::fputs(kRealUsage, stdout);
-      return 0;
-    } else if (absl::StartsWith(a, "-")) {
-      return Usage(absl::StrCat("unknown flag '", a, "'"));
-    } else {
-      files.push_back(a);
-    }
-  }
+};
+
+int RealCommand(RealArgs& a) {
+  const std::vector<std::string>& files = a.files;
+  wire::RealOptions& options = a.options;
+  const int64_t trials = a.trials, jobs = a.jobs;
+  const bool until_failure = a.until_failure;
+  const std::string &trace_out = a.trace_out, &history_out = a.history_out,
+                    &events_out = a.events_out, &out_dir = a.out_dir;
   if (files.size() != 1) return Usage("real takes exactly one scenario file");
   if (options.client.empty()) return Usage("real needs --client=librdkafka or --client=CMD");
   options.record_trace = !trace_out.empty();
@@ -227,23 +160,14 @@ int RealCommand(int argc, char** argv) {
   return scenarios::ExitCode(worst);
 }
 
-int ServeCommand(int argc, char** argv) {
-  std::vector<std::string> files;
+struct ServeArgs {
+  std::vector<std::string> files;  // the one scenario file
   std::string history_out = "serve-history.txt";
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (absl::StartsWith(a, "--history=")) {
-      history_out = a.substr(10);
-      if (history_out.empty()) return Usage("--history needs a file name: --history=OUT");
-      continue;
-    }
-    if (a == "--help" || a == "-h") {
-      std::fputs(kRealUsage, stdout);
-      return 0;
-    }
-    if (absl::StartsWith(a, "-")) return Usage(absl::StrCat("unknown flag '", a, "'"));
-    files.push_back(a);
-  }
+};
+
+int ServeCommand(const ServeArgs& a) {
+  const std::vector<std::string>& files = a.files;
+  const std::string& history_out = a.history_out;
   if (files.size() != 1) return Usage("serve takes exactly one scenario file");
   Scenario s;
   int code = 0;
@@ -273,6 +197,57 @@ int ServeCommand(int argc, char** argv) {
   }
   if (!WriteHistory(history_out, out.record)) return kExitCantCreate;
   return scenarios::ExitCode(out.verdict);
+}
+
+}  // namespace
+
+void DeclareReal(CommandLine* cl) {
+  auto a = std::make_shared<RealArgs>();
+  a->options.client.clear();
+  Flags& f = cl->Add(
+      "real", "run a scenario against a real client over the wire",
+      "Serves the scenario's cluster on 127.0.0.1 (one port per broker), applies its\n"
+      "faults at their `at` after the start, runs a real client against it as a child\n"
+      "process (a driver: clients/README.md) and runs the checks on what the client\n"
+      "reported and the brokers recorded. Real timing is not reproducible: each trial\n"
+      "is one sample, and --trials prints the distribution of verdicts. A client\n"
+      "still running at the bound is killed (client-hung); the scenario's limits.time\n"
+      "and liveness grace bound a trial too. Each trial's line says the load before\n"
+      "it and the client's CPU time. Exit: 0 if every trial passed, else the code of\n"
+      "the most frequent failing verdict (5: client-failure).",
+      [a](const Flags&) { return RealCommand(*a); });
+  f.Files(&a->files, "FILE", "the scenario file");
+  f.Text("--client", &a->options.client, "NAME[@VERSION]|CMD",
+         "the client: a driver's name (librdkafka, sarama, kafkajs, ...) or a command "
+         "(required)");
+  f.Count("--trials", &a->trials, 1, kTrialsMax, "run N trials");
+  f.Count("--jobs", &a->jobs, 1, 1024,
+          "run N trials at once (each its own ports and process group), printed in trial "
+          "order: more load on the machine, see prodsim bench --wire-jobs");
+  f.Switch("--until-failure", &a->until_failure, "stop at the first trial that does not pass");
+  f.Duration("--bound", &a->options.bound, "cap each trial");
+  f.Text("--trace", &a->trace_out, "OUT", "write the last trial's trace");
+  f.Text("--history", &a->history_out, "OUT",
+         "write the last trial's broker history (appends, responses, faults, notes and the "
+         "client's event lines, then the final logs, one line each)");
+  f.Text("--events", &a->events_out, "OUT", "write the last trial's client event lines alone");
+  f.Text("--out", &a->out_dir, "DIR",
+         "keep every failing trial: DIR/trial-T.txt (its verdict, every violation with all "
+         "witnesses, the signature's chain) and DIR/trial-T-history.txt");
+
+  auto s = std::make_shared<ServeArgs>();
+  Flags& serve = cl->Add(
+      "serve", "serve a scenario's cluster for your own application",
+      "Prints the bootstrap address, applies the faults, and on SIGINT/SIGTERM or at\n"
+      "the scenario's limits.time (the liveness grace does not end it: your\n"
+      "application decides how long it runs) runs the checks that need no client\n"
+      "outcomes (log-sequences-contiguous, no-duplicates) over the broker history,\n"
+      "prints what it did not serve (malformed frames, records without a prodsim-id\n"
+      "header, limits reached: counted, they fail no check), and writes that history.\n"
+      "A limit reached is also said on stderr when it first happens.",
+      [s](const Flags&) { return ServeCommand(*s); });
+  serve.Files(&s->files, "FILE", "the scenario file");
+  serve.Text("--history", &s->history_out, "OUT", "where to write the broker history");
 }
 
 }  // namespace cli

@@ -13,7 +13,7 @@ set -uo pipefail
 src=${1:?usage: smoke_test.sh SOURCE_DIR BUILD_DIR}
 build=${2:?usage: smoke_test.sh SOURCE_DIR BUILD_DIR}
 runci=$src/fuzz/run-ci
-prodsim=$build/scenarios/prodsim
+prodsim=$build/bin/prodsim
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0

@@ -6,6 +6,8 @@ packages=(
   build-essential cmake ninja-build clang libclang-rt-14-dev
   libabsl-dev libgtest-dev libgmock-dev librapidcheck-dev
   libtomlplusplus-dev libbenchmark-dev librdkafka-dev pkg-config
+  # prodsim's command line (cli/flags.h): CLI11, header-only.
+  libcli11-dev
   # The wire codec takes compressed record batches as a Kafka 2.6 broker
   # does: gzip, snappy, lz4 and zstd.
   zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # prodsim's handling of bad input from a person: each case must exit with
 # its sysexits code and print one line naming the problem (for a bad file:
-# FILE:LINE:COLUMN), never crash.
+# FILE:LINE:COLUMN), never crash; and its help.
 set -uo pipefail
 prodsim=${1:?}; src=${2:?}
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
@@ -56,7 +56,7 @@ expect 66 "cannot read" -- decode "$dir/nope.bin" -o "$dir/out.toml"
 expect 65 "unknown_key.toml:4:[0-9]+:" -- decode "$dir/crash.bin" -o "$dir/out.toml" --base="$dir/unknown_key.toml"
 expect 66 "cannot read" -- decode "$dir/crash.bin" -o "$dir/out.toml" --base="$dir/nope.toml"
 expect 64 "unknown --profile" -- decode "$dir/crash.bin" -o "$dir/out.toml" --profile=kafka-go
-expect 64 "bad --max-faults" -- decode "$dir/crash.bin" -o "$dir/out.toml" --max-faults=lots
+expect 64 "bad decode flag '--max-faults=lots'" -- decode "$dir/crash.bin" -o "$dir/out.toml" --max-faults=lots
 expect 73 "cannot write" -- decode "$dir/crash.bin" -o "$dir/no/such/dir/out.toml"
 expect 65 "unknown_key.toml:4:[0-9]+:" -- encode "$dir/unknown_key.toml" -o "$dir/out.bin"
 mkdir "$dir/ok"
@@ -105,4 +105,17 @@ if [[ $rc -ne 0 ]] || ! grep -qE " 13/20 " <<<"$out"; then
 else
   echo "ok: fidelity --real-from takes the real column from the CSV"
 fi
+# Help, from the binary: `prodsim help` names every subcommand, and each
+# one's --help exits 0 with its usage line (cli/command_line_test.cc checks
+# that every declared flag is listed).
+subs=$("$prodsim" help | sed -n '/^Subcommands:/,/^Exit codes:/p' | grep -E '^[a-z]+$')
+if (( $(wc -w <<<"$subs") < 13 )); then
+  echo "FAIL: prodsim help lists too few subcommands: $subs"; fail=1
+fi
+for s in $subs; do
+  if ! "$prodsim" "$s" --help | grep -q "^Usage: prodsim $s "; then
+    echo "FAIL: prodsim $s --help"; fail=1
+  fi
+done
+echo "ok: prodsim help and each of $(wc -w <<<"$subs") subcommands' --help"
 exit $fail
