@@ -44,7 +44,7 @@ expect() {
     failed=1
   fi
 }
-# The exit code of a verdict (README.md's table).
+# The exit code of a verdict (docs/usage.md's table).
 verdict_code() {
   case $1 in
     pass) echo 0 ;; safety) echo 1 ;; liveness) echo 2 ;; deadlock) echo 3 ;;

@@ -31,7 +31,9 @@ prodsim bench --runs=3 --seeds=1 >/dev/null || fail "prodsim bench (compiled-in 
 prodsim decode "$share/fuzz/testdata/scenario_fuzzer-crash-2803" -o "$prefix/finding.toml" \
   >/dev/null || [ -s "$prefix/finding.toml" ] || fail "prodsim decode wrote nothing"
 grep -q '^\[expect\]' "$prefix/finding.toml" || fail "the decoded finding has no [expect]"
-for doc in README.md docs/DESIGN.md scenarios/README.md fault_models/README.md fuzz/README.md; do
+for doc in README.md docs/DESIGN.md docs/usage.md docs/real-clients.md docs/fidelity.md \
+           docs/testing.md docs/measurements.md docs/explorations.md docs/speed.md \
+           scenarios/README.md scenarios/known/README.md fault_models/README.md fuzz/README.md; do
   [ -s "$prefix/share/doc/prodsim/$doc" ] || fail "share/doc/prodsim/$doc is missing"
 done
 if [ "$fuzz" = fuzz ]; then
