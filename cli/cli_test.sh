@@ -113,7 +113,10 @@ if (( $(wc -w <<<"$subs") < 13 )); then
   echo "FAIL: prodsim help lists too few subcommands: $subs"; fail=1
 fi
 for s in $subs; do
-  if ! "$prodsim" "$s" --help | grep -q "^Usage: prodsim $s "; then
+  # The help is read whole first: grep -q stops early, and under pipefail
+  # the writer's SIGPIPE would fail a long help at random.
+  help=$("$prodsim" "$s" --help) || { echo "FAIL: prodsim $s --help exits $?"; fail=1; }
+  if ! grep -q "^Usage: prodsim $s " <<<"$help"; then
     echo "FAIL: prodsim $s --help"; fail=1
   fi
 done

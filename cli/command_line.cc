@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "checks/verdict.h"
 #include "cli/common.h"
 #include "scenarios/runner.h"
 #include "sim/core/assert.h"
@@ -43,10 +44,9 @@ int UsageError(const std::string& message) {
 
 std::string ExitCodeTable() {
   std::vector<std::pair<int, std::string>> codes;
-  // Every verdict, from the runner's own functions (kPanic is the last).
-  for (int i = 0; i <= static_cast<int>(scenarios::Verdict::kPanic); ++i) {
-    const auto v = static_cast<scenarios::Verdict>(i);
-    codes.emplace_back(scenarios::ExitCode(v), std::string(scenarios::VerdictName(v)));
+  // Every verdict, as its registry (checks/verdict.h) describes it.
+  for (const checks::VerdictInfo& v : checks::kVerdictTable) {
+    codes.emplace_back(v.exit_code, absl::StrCat(std::string(v.name), ": ", std::string(v.meaning)));
   }
   codes.emplace_back(kExitUsage, "usage: a bad command line");
   codes.emplace_back(kExitBadFile, "a bad scenario file");
