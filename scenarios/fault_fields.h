@@ -16,25 +16,33 @@
 #define PRODSIM_SCENARIOS_FAULT_FIELDS_H_
 
 #include <algorithm>
+#include <array>
 #include <iterator>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "fault_models/kinds.h"
 #include "scenarios/scenario.h"
 
 namespace scenarios::internal {
 
-// The kinds generated faults take, in the order both generators index them:
-// the realistic kinds, and the mock kinds after them only when asked for
-// (GeneratedFaultKinds). The wedge kinds are drawn apart (kWedgeFaultKinds).
-inline constexpr std::string_view kFaultKinds[] = {
-    "reset",          "partition",        "crash",         "move_leader",    "lose_response",
-    "inject_error",   "delay_processing", "latency_spike", "pause_fetching", "shrink_isr",
-    "stall_response", "mock.drop_response", "mock.error"};
-inline constexpr size_t kRealisticFaultKinds = 11;
-// The first 11 kinds, or all 13 with the mocks.
+// The kinds generated faults take, in the order both generators index them
+// (fault_models/kinds.h: each kind's DrawStep and draw order): the
+// realistic kinds, and the mock kinds after them only when asked for
+// (GeneratedFaultKinds). The wedge and late kinds are drawn apart.
+template <size_t N>
+constexpr std::array<std::string_view, N> KindNames(const std::array<fault_models::FaultKind, N>& kinds) {
+  std::array<std::string_view, N> names{};
+  for (size_t i = 0; i < N; ++i) names[i] = fault_models::FaultKindName(kinds[i]);
+  return names;
+}
+inline constexpr auto kFaultKinds =
+    KindNames(fault_models::KindsDrawnIn<fault_models::DrawStep::kSwarm>());
+inline constexpr size_t kRealisticFaultKinds =
+    fault_models::RealisticKindsDrawnInCount(fault_models::DrawStep::kSwarm);
+// The realistic kinds, or all of them with the mocks.
 inline std::span<const std::string_view> GeneratedFaultKinds(bool mock_faults) {
   return std::span<const std::string_view>(kFaultKinds).first(
       mock_faults ? std::size(kFaultKinds) : kRealisticFaultKinds);
@@ -44,7 +52,8 @@ inline std::span<const std::string_view> GeneratedFaultKinds(bool mock_faults) {
 // them, before the schedule's tape), so that adding them shifted no draw
 // and no byte of what existed before: a seed or an input without wedges
 // gives the scenario it gave.
-inline constexpr std::string_view kWedgeFaultKinds[] = {"blackhole", "connect_hang"};
+inline constexpr auto kWedgeFaultKinds =
+    KindNames(fault_models::KindsDrawnIn<fault_models::DrawStep::kWedge>());
 // At most this many wedge faults of each kind in explore, and in all in
 // the codec (never more than DecodeOptions::max_faults).
 inline constexpr int32_t kWedgeFaultsPerKindMax = 2;
@@ -54,9 +63,12 @@ inline bool IsWedgeKind(std::string_view kind) {
          std::end(kWedgeFaultKinds);
 }
 // Drawn after the wedge kinds, in a step of their own with the
-// application's drain (LateFields): what came later still.
-inline constexpr std::string_view kLateFaultKinds[] = {"log_dir_failure"};
-inline bool IsLateKind(std::string_view kind) { return kind == "log_dir_failure"; }
+// application's drain (LateFields): what came later still. LateFields
+// draws one kind, so the step holds one.
+inline constexpr auto kLateFaultKinds =
+    KindNames(fault_models::KindsDrawnIn<fault_models::DrawStep::kLate>());
+static_assert(std::size(kLateFaultKinds) == 1, "LateFields draws the one late kind");
+inline bool IsLateKind(std::string_view kind) { return kind == kLateFaultKinds[0]; }
 // The application's drains other than prompt (WorkloadSpec::drain).
 inline constexpr std::string_view kLaterDrains[] = {"late", "slow", "close"};
 inline constexpr std::string_view kDirections[] = {"both", "to_broker", "from_broker"};
@@ -168,12 +180,12 @@ void FaultFields(IO& io, const ClusterSpec& c, Duration heal_by, Duration read_t
 template <class IO>
 bool LateFields(IO& io, const ClusterSpec& c, Duration heal_by, Duration read_timeout,
                 bool faults, FaultSpec* f, WorkloadSpec* w) {
-  bool failure = f->kind == "log_dir_failure";
+  bool failure = IsLateKind(f->kind);
   int32_t odds = failure ? 3 : 0;  // one in four
   if (faults) io.Index(&odds, 4);
   failure = faults && odds == 3;
   if (failure) {
-    f->kind = "log_dir_failure";
+    f->kind = std::string(kLateFaultKinds[0]);
     FaultFields(io, c, heal_by, read_timeout, f);
   }
   bool later = w->drain != "prompt";

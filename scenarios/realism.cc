@@ -127,7 +127,10 @@ void DropUnrealisticFaults(Scenario* s) {
 
 bool HasMockFaults(const Scenario& s) {
   return std::any_of(s.faults.begin(), s.faults.end(),
-                     [](const FaultSpec& f) { return fault_models::IsMockKind(f.kind); });
+                     [](const FaultSpec& f) {
+    const std::optional<fault_models::FaultKind> kind = fault_models::FaultKindFromName(f.kind);
+    return kind.has_value() && fault_models::IsMockKind(*kind);
+  });
 }
 
 }  // namespace scenarios

@@ -170,7 +170,9 @@ absl::Status CheckBuggifySites(const BuggifySpec& b) {
 
 absl::StatusOr<fault_models::FaultParams> FaultParamsOf(const FaultSpec& f) {
   fault_models::FaultParams p;
-  p.kind = f.kind;
+  const std::optional<fault_models::FaultKind> kind = fault_models::FaultKindFromName(f.kind);
+  if (!kind) return absl::InvalidArgumentError(absl::StrCat("unknown fault kind '", f.kind, "'"));
+  p.kind = *kind;
   p.at = Time() + f.at;
   p.duration = f.duration;
   p.broker = kafka::BrokerId(f.broker);

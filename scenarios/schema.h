@@ -131,7 +131,8 @@ std::span<const Section* const> Sections();
 // The field called `key` in `section`, or null.
 const Field* Find(const Section& section, std::string_view key);
 
-// --- Fault kinds: which fault fields each kind reads, and which it needs.
+// --- Fault kinds: which fault fields each kind reads, and which it needs,
+// by key: a view of fault_models/kinds.h, the one place kinds are described.
 
 struct FaultKind {
   std::string_view name;

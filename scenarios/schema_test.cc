@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "fault_models/kinds.h"
 #include "scenarios/decode.h"
 #include "scenarios/fault_fields.h"
 #include "scenarios/scenario.h"
@@ -239,6 +240,13 @@ TEST(SchemaTest, ValueListsMatchTheModel) {
           << k.name << " needs " << n << " but does not read it";
     }
   }
+  // The registry's field keys (fault_models/kinds.h) are the [[faults]]
+  // keys after kind and at, in order.
+  std::vector<std::string_view> keys;
+  for (const Field& f : FaultSection().fields) keys.push_back(f.key);
+  ASSERT_GE(keys.size(), 2u);
+  EXPECT_THAT(std::vector<std::string_view>(keys.begin() + 2, keys.end()),
+              ::testing::ElementsAreArray(fault_models::kFaultFieldKeys));
   const Field* kind = Find(FaultSection(), "kind");
   ASSERT_NE(kind, nullptr);
   EXPECT_EQ(table, std::set<std::string_view>(kind->values.begin(), kind->values.end()));
