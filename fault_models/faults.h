@@ -42,8 +42,6 @@ struct World {
   net::NodeId client = 0;
 };
 
-enum class Direction { kToBroker, kFromBroker, kBoth };
-
 // The parameters of one fault, as the scenario gives them.
 struct FaultParams {
   FaultKind kind = FaultKind::kReset;

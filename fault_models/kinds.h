@@ -25,6 +25,8 @@
 #include <optional>
 #include <string_view>
 
+#include "sim/kafka/protocol.h"
+
 namespace fault_models {
 
 // In canonical order (a scenario file's, the reference's); the mocks last.
@@ -72,6 +74,47 @@ inline constexpr size_t kFaultFieldCount = std::size(kFaultFieldKeys);
 constexpr std::optional<FaultField> FaultFieldOf(std::string_view key) {
   for (size_t i = 0; i < kFaultFieldCount; ++i) {
     if (kFaultFieldKeys[i] == key) return static_cast<FaultField>(1 << i);
+  }
+  return std::nullopt;
+}
+
+// Which way a network fault acts (partition, latency_spike), and each
+// direction's key in a scenario file, in the enum's order.
+enum class Direction : uint8_t { kToBroker, kFromBroker, kBoth };
+inline constexpr std::string_view kDirectionKeys[] = {"to_broker", "from_broker", "both"};
+constexpr std::string_view DirectionKey(Direction d) {
+  return kDirectionKeys[static_cast<size_t>(d)];
+}
+constexpr std::optional<Direction> DirectionFromKey(std::string_view key) {
+  for (size_t i = 0; i < std::size(kDirectionKeys); ++i) {
+    if (kDirectionKeys[i] == key) return static_cast<Direction>(i);
+  }
+  return std::nullopt;
+}
+
+// The requests a fault's `api` may name, by their key in a scenario file.
+struct FaultApi {
+  std::string_view key;
+  kafka::ApiKey api;
+};
+inline constexpr FaultApi kFaultApis[] = {{"produce", kafka::ApiKey::kProduce},
+                                          {"metadata", kafka::ApiKey::kMetadata},
+                                          {"init_producer_id", kafka::ApiKey::kInitProducerId}};
+inline constexpr auto kFaultApiKeys = [] {
+  std::array<std::string_view, std::size(kFaultApis)> keys{};
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = kFaultApis[i].key;
+  return keys;
+}();
+// The key of `api`; "" for a request no fault names.
+constexpr std::string_view FaultApiKey(kafka::ApiKey api) {
+  for (const FaultApi& a : kFaultApis) {
+    if (a.api == api) return a.key;
+  }
+  return {};
+}
+constexpr std::optional<kafka::ApiKey> FaultApiFromKey(std::string_view key) {
+  for (const FaultApi& a : kFaultApis) {
+    if (a.key == key) return a.api;
   }
   return std::nullopt;
 }

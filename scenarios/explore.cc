@@ -40,12 +40,12 @@ class PrngIO {
 // is what it was before these kinds existed.
 void AddWedgeFaults(sim::Prng& prng, Scenario* s) {
   bool added = false;
-  for (const std::string_view kind : internal::kWedgeFaultKinds) {
+  for (const fault_models::FaultKind kind : internal::kWedgeFaultKinds) {
     if (!prng.Chance(1, 2)) continue;
     const int64_t n = prng.UniformInt(1, internal::kWedgeFaultsPerKindMax);
     for (int64_t i = 0; i < n; ++i) {
       FaultSpec f;
-      f.kind = std::string(kind);
+      f.kind = kind;
       PrngIO io(prng);
       internal::FaultFields(io, s->cluster, internal::HealBy(s->workload, kExploreHealBy),
                             EffectiveReadTimeout(s->producer), &f);
@@ -131,9 +131,9 @@ Scenario Generate(const Scenario& base, uint64_t seed, const GenerateOptions& op
   s.network.latency.min = Duration::Micros(prng.UniformInt(50, 500));
   s.network.latency.max = s.network.latency.min + Duration::Micros(prng.UniformInt(0, 5000));
   // Swarm: a random subset of the kinds, each with its own weight.
-  std::vector<std::string_view> enabled;
+  std::vector<fault_models::FaultKind> enabled;
   std::vector<uint64_t> weights;
-  for (const std::string_view kind : internal::GeneratedFaultKinds(options.mock_faults)) {
+  for (const fault_models::FaultKind kind : internal::GeneratedFaultKinds(options.mock_faults)) {
     if (!prng.Chance(1, 2)) continue;
     enabled.push_back(kind);
     weights.push_back(static_cast<uint64_t>(prng.UniformInt(1, 10)));
@@ -148,7 +148,7 @@ Scenario Generate(const Scenario& base, uint64_t seed, const GenerateOptions& op
       size_t k = 0;
       while (r >= weights[k]) r -= weights[k++];
       FaultSpec f;
-      f.kind = std::string(enabled[k]);
+      f.kind = enabled[k];
       PrngIO io(prng);
       internal::FaultFields(io, s.cluster, internal::HealBy(s.workload, kExploreHealBy),
                             EffectiveReadTimeout(s.producer), &f);

@@ -168,26 +168,16 @@ absl::Status CheckBuggifySites(const BuggifySpec& b) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<fault_models::FaultParams> FaultParamsOf(const FaultSpec& f) {
+fault_models::FaultParams FaultParamsOf(const FaultSpec& f) {
   fault_models::FaultParams p;
-  const std::optional<fault_models::FaultKind> kind = fault_models::FaultKindFromName(f.kind);
-  if (!kind) return absl::InvalidArgumentError(absl::StrCat("unknown fault kind '", f.kind, "'"));
-  p.kind = *kind;
+  p.kind = f.kind;
   p.at = Time() + f.at;
   p.duration = f.duration;
   p.broker = kafka::BrokerId(f.broker);
-  p.direction = f.direction == "to_broker"     ? fault_models::Direction::kToBroker
-                : f.direction == "from_broker" ? fault_models::Direction::kFromBroker
-                                               : fault_models::Direction::kBoth;
+  p.direction = f.direction;
   if (!f.topic.empty()) p.tp = kafka::TopicPartition{f.topic, kafka::PartitionId(std::max(0, f.partition))};
-  p.api = f.api == "metadata"           ? kafka::ApiKey::kMetadata
-          : f.api == "init_producer_id" ? kafka::ApiKey::kInitProducerId
-                                        : kafka::ApiKey::kProduce;
-  if (!f.error.empty()) {
-    std::optional<kafka::ErrorCode> e = kafka::ErrorCodeFromName(f.error);
-    if (!e) return absl::InvalidArgumentError(absl::StrCat("unknown Kafka error ", f.error));
-    p.error = *e;
-  }
+  p.api = f.api;
+  if (f.error != kafka::ErrorCode::NONE) p.error = f.error;
   p.count = f.count;
   p.extra = f.extra;
   p.heal = f.heal;
@@ -443,11 +433,10 @@ absl::StatusOr<WorldPlan> PlanWorld(const Scenario& s) {
   plan.latency = LatencyOf(s.network.latency);
   plan.mock_faults = HasMockFaults(s);
   for (const FaultSpec& f : s.faults) {
-    absl::StatusOr<fault_models::FaultParams> p = FaultParamsOf(f);
-    absl::StatusOr<std::unique_ptr<fault_models::Fault>> fault =
-        p.ok() ? fault_models::MakeFault(*p) : p.status();
+    const fault_models::FaultParams p = FaultParamsOf(f);
+    absl::StatusOr<std::unique_ptr<fault_models::Fault>> fault = fault_models::MakeFault(p);
     if (!fault.ok()) return fault.status();
-    plan.faults.Add(*p, std::move(*fault));
+    plan.faults.Add(p, std::move(*fault));
   }
   sim::SchedulerOptions& o = plan.scheduler;
   o.seed = s.seed;

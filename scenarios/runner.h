@@ -98,7 +98,7 @@ void FollowCountFaults(const Scenario& s, const WorldPlan& plan, sim::Scheduler&
 absl::StatusOr<kafka::ClusterConfig> ClusterConfigOf(const ClusterSpec& s);
 net::LatencyModel LatencyOf(const LatencySpec& l);
 absl::Status CheckBuggifySites(const BuggifySpec& b);
-absl::StatusOr<fault_models::FaultParams> FaultParamsOf(const FaultSpec& f);
+fault_models::FaultParams FaultParamsOf(const FaultSpec& f);
 
 // The verdict of the violations (the check that decides it in `failing`):
 // a client failure first, then an assertion (Sarama's, or a client's fatal

@@ -598,10 +598,12 @@ void ReadFault(TableReader& r, const FaultContext& ctx, FaultSpec* f) {
     }
   }
   const bool has_kind = r.Has("kind");
+  const size_t before_kind = r.diag().count();
   ReadField(r, kind_field, f);
+  const bool kind_read = has_kind && Clean(r.diag(), before_kind);
   const bool has_at = r.Has("at");
   ReadField(r, *schema::Find(schema::FaultSection(), "at"), f);
-  const schema::FaultKind* kind = schema::FindFaultKind(f->kind);
+  const schema::FaultKind* kind = kind_read ? &schema::FaultKindOf(f->kind) : nullptr;
   if (kind == nullptr) {
     if (!has_kind) {
       r.diag().Add(r.pos(), absl::StrCat(r.Name("kind"), " is missing"),
@@ -623,7 +625,7 @@ void ReadFault(TableReader& r, const FaultContext& ctx, FaultSpec* f) {
   if (ctx.cluster != nullptr) CheckFaultAgainstCluster(r, *kind, *f, *ctx.cluster);
   if (ctx.limits != nullptr) CheckFaultTiming(r, *f, *ctx.limits);
   if (!Clean(r.diag(), before) || ctx.cluster == nullptr || ctx.producer == nullptr) return;
-  if (f->kind != "inject_error") return;
+  if (f->kind != fault_models::FaultKind::kInjectError) return;
   if (std::optional<FaultProblem> p = InjectErrorProblem(*f, *ctx.producer, *ctx.cluster)) {
     r.diag().Add(r.PosOrTable(p->field), absl::StrCat(r.Name(p->field), ": ", p->what), p->hint);
   }
@@ -878,8 +880,7 @@ void PrintSection(const Section& s, const void* section, std::string* out,
 }
 
 void PrintFault(const FaultSpec& f, std::string* out) {
-  const schema::FaultKind* kind = schema::FindFaultKind(f.kind);
-  PRODSIM_ASSERT_MSG(kind != nullptr, "PrintScenario: unknown fault kind");
+  const schema::FaultKind* kind = &schema::FaultKindOf(f.kind);
   absl::StrAppend(out, "\n", Av(schema::FaultSection().header), "\n");
   for (const Field& field : schema::FaultSection().fields) {
     if (!schema::Reads(*kind, field.key)) continue;

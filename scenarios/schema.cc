@@ -26,8 +26,6 @@ constexpr std::string_view kTestDefects[] = {"no-retry-backoff", "no-read-timeou
                                              "close-twice"};
 constexpr std::string_view kPolicies[] = {"fifo", "random", "pct", "go"};
 constexpr std::string_view kLatencyKindNames[] = {"constant", "uniform", "exponential"};
-constexpr std::string_view kDirections[] = {"to_broker", "from_broker", "both"};
-constexpr std::string_view kApis[] = {"produce", "metadata", "init_producer_id"};
 constexpr std::string_view kDrains[] = {"prompt", "late", "slow", "close"};
 constexpr std::string_view kVerdicts[] = {
     "pass", "safety", "liveness", "deadlock", "producer-assertion", "harness-error",
@@ -553,7 +551,7 @@ constexpr Field kFaultFields[] = {
                             .rule = "0..`cluster.brokers`-1"}),
     Of<&FaultSpec::direction>({.key = "direction",
                                .type = Type::kEnum,
-                               .values = kDirections,
+                               .values = fault_models::kDirectionKeys,
                                .doc = "which way the network fails"}),
     Of<&FaultSpec::topic>({.key = "topic",
                            .type = Type::kString,
@@ -578,7 +576,7 @@ constexpr Field kFaultFields[] = {
              "a replicated partition); mock.error: any name here"}),
     Of<&FaultSpec::api>({.key = "api",
                          .type = Type::kEnum,
-                         .values = kApis,
+                         .values = fault_models::kFaultApiKeys,
                          .doc = "the requests it acts on",
                          .rule = "inject_error: produce only"}),
     Of<&FaultSpec::count>({.key = "count",
@@ -754,6 +752,10 @@ std::span<const FaultKind> FaultKinds() {
     return kinds;
   }();
   return *kKinds;
+}
+
+const FaultKind& FaultKindOf(fault_models::FaultKind kind) {
+  return FaultKinds()[static_cast<size_t>(kind)];
 }
 
 const FaultKind* FindFaultKind(std::string_view name) {

@@ -30,8 +30,12 @@
 #include <variant>
 #include <vector>
 
+#include "fault_models/kinds.h"
 #include "scenarios/spec.h"
+#include "sim/core/assert.h"
 #include "sim/core/time.h"
+#include "sim/kafka/protocol.h"
+#include "sim/kafka/types.h"
 
 namespace scenarios::schema {
 
@@ -143,6 +147,8 @@ struct FaultKind {
 // In canonical order; the mock kinds last.
 std::span<const FaultKind> FaultKinds();
 const FaultKind* FindFaultKind(std::string_view name);
+// The view of registry kind `kind`.
+const FaultKind& FaultKindOf(fault_models::FaultKind kind);
 // Kinds that were renamed: a file naming one gets this hint.
 std::optional<std::string_view> RenamedFaultKindHint(std::string_view name);
 bool Reads(const FaultKind& kind, std::string_view key);
@@ -199,6 +205,19 @@ inline Value ToValue(bool v) { return v; }
 inline Value ToValue(Duration v) { return v; }
 inline Value ToValue(const std::string& v) { return v; }
 inline Value ToValue(const std::vector<std::string>& v) { return v; }
+// The typed members a file spells by name: their value is the name (the
+// reader checked it against the field's `values`). An unset error (NONE)
+// is the empty name.
+inline Value ToValue(fault_models::FaultKind v) {
+  return std::string(fault_models::FaultKindName(v));
+}
+inline Value ToValue(fault_models::Direction v) {
+  return std::string(fault_models::DirectionKey(v));
+}
+inline Value ToValue(kafka::ApiKey v) { return std::string(fault_models::FaultApiKey(v)); }
+inline Value ToValue(kafka::ErrorCode v) {
+  return v == kafka::ErrorCode::NONE ? std::string() : kafka::ErrorCodeName(v);
+}
 template <typename T>
 Value ToValue(const std::optional<T>& v) {
   return v.has_value() ? ToValue(*v) : Value();
@@ -214,6 +233,34 @@ inline void FromValue(Value v, Duration* out) { *out = std::get<Duration>(v); }
 inline void FromValue(Value v, std::string* out) { *out = std::move(std::get<std::string>(v)); }
 inline void FromValue(Value v, std::vector<std::string>* out) {
   *out = std::move(std::get<std::vector<std::string>>(v));
+}
+// REQUIRES (the four below): a name of the field's `values`.
+inline void FromValue(Value v, fault_models::FaultKind* out) {
+  const std::optional<fault_models::FaultKind> k =
+      fault_models::FaultKindFromName(std::get<std::string>(v));
+  PRODSIM_ASSERT_MSG(k.has_value(), "FromValue: an unknown fault kind");
+  *out = *k;
+}
+inline void FromValue(Value v, fault_models::Direction* out) {
+  const std::optional<fault_models::Direction> d =
+      fault_models::DirectionFromKey(std::get<std::string>(v));
+  PRODSIM_ASSERT_MSG(d.has_value(), "FromValue: an unknown direction");
+  *out = *d;
+}
+inline void FromValue(Value v, kafka::ApiKey* out) {
+  const std::optional<kafka::ApiKey> a = fault_models::FaultApiFromKey(std::get<std::string>(v));
+  PRODSIM_ASSERT_MSG(a.has_value(), "FromValue: an unknown api");
+  *out = *a;
+}
+inline void FromValue(Value v, kafka::ErrorCode* out) {
+  const std::string& name = std::get<std::string>(v);
+  if (name.empty()) {
+    *out = kafka::ErrorCode::NONE;
+    return;
+  }
+  const std::optional<kafka::ErrorCode> e = kafka::ErrorCodeFromName(name);
+  PRODSIM_ASSERT_MSG(e.has_value(), "FromValue: an unknown Kafka error");
+  *out = *e;
 }
 template <typename T>
 void FromValue(Value v, std::optional<T>* out) {

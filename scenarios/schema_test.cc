@@ -250,12 +250,14 @@ TEST(SchemaTest, ValueListsMatchTheModel) {
   const Field* kind = Find(FaultSection(), "kind");
   ASSERT_NE(kind, nullptr);
   EXPECT_EQ(table, std::set<std::string_view>(kind->values.begin(), kind->values.end()));
-  for (const std::string_view k : internal::GeneratedFaultKinds(true)) generated.insert(k);
-  for (const std::string_view k : internal::kWedgeFaultKinds) {
-    EXPECT_TRUE(generated.insert(k).second) << k << " is drawn twice";
+  for (const fault_models::FaultKind k : internal::GeneratedFaultKinds(true)) {
+    generated.insert(fault_models::FaultKindName(k));
   }
-  for (const std::string_view k : internal::kLateFaultKinds) {
-    EXPECT_TRUE(generated.insert(k).second) << k << " is drawn twice";
+  for (const fault_models::FaultKind k : internal::kWedgeFaultKinds) {
+    EXPECT_TRUE(generated.insert(fault_models::FaultKindName(k)).second) << "drawn twice";
+  }
+  for (const fault_models::FaultKind k : internal::kLateFaultKinds) {
+    EXPECT_TRUE(generated.insert(fault_models::FaultKindName(k)).second) << "drawn twice";
   }
   EXPECT_EQ(table, generated);
 }

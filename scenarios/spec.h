@@ -14,7 +14,10 @@
 #include <utility>
 #include <vector>
 
+#include "fault_models/kinds.h"
 #include "sim/core/time.h"
+#include "sim/kafka/protocol.h"
+#include "sim/kafka/types.h"
 
 namespace scenarios {
 
@@ -142,20 +145,18 @@ struct WorkloadSpec {
   bool operator==(const WorkloadSpec&) const = default;
 };
 
-// One timed fault (fault_models/ applies and heals it).
+// One timed fault (fault_models/ applies and heals it). Which fields each
+// kind reads is in the kind registry (fault_models/kinds.h).
 struct FaultSpec {
-  // reset | partition | crash | move_leader | shrink_isr | inject_error |
-  // lose_response | stall_response | delay_processing | latency_spike |
-  // pause_fetching, and the mocks mock.error | mock.drop_response
-  std::string kind;
+  fault_models::FaultKind kind = fault_models::FaultKind::kReset;  // a file must name it
   Duration at;
   std::optional<Duration> duration;  // unset: the kind's default (or instant)
   int32_t broker = 0;                // the target broker
-  std::string direction = "both";    // partition/latency_spike: to_broker | from_broker | both
+  fault_models::Direction direction = fault_models::Direction::kBoth;
   std::string topic;                 // move_leader, shrink_isr, inject_error (optional)
   int32_t partition = -1;
-  std::string error;                 // inject_error, mock.error: a Kafka error name
-  std::string api = "produce";       // produce | metadata | init_producer_id
+  kafka::ErrorCode error = kafka::ErrorCode::NONE;  // inject_error, mock.error; NONE: unset
+  kafka::ApiKey api = kafka::ApiKey::kProduce;      // fault_models::kFaultApis
   int32_t count = 1;                 // the count-based kinds
   Duration extra;                    // delay_processing, latency_spike, stall_response
   bool heal = true;                  // heal at the end of duration
