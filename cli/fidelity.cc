@@ -325,7 +325,7 @@ int FidelityCommand(int argc, char** argv) {
     for (int64_t seed = 1; seed <= seeds; ++seed) {
       Scenario m = s;
       m.seed = static_cast<uint64_t>(seed);
-      m.schedule.policy = policy;
+      m.schedule.policy = *sim::ParsePolicy(policy);  // checked with the flags
       m.schedule.tape.clear();
       model.Add(scenarios::RunScenario(m));
       if (model.harness_errors > 0) break;  // the scenario, not the seed: every seed would say it

@@ -164,7 +164,7 @@ TEST(DecodeTest, EmptyInputIsTheSimplestScenario) {
   const Scenario base = Base();
   const Scenario s = Decode(base, {});
   EXPECT_EQ(s.seed, 0u);
-  EXPECT_EQ(s.schedule.policy, "random");
+  EXPECT_EQ(s.schedule.policy, sim::Policy::kRandom);
   EXPECT_EQ(s.schedule.preempt_per_mille, 0);
   EXPECT_TRUE(s.schedule.tape.empty());
   EXPECT_EQ(s.cluster.brokers, 1);
@@ -250,7 +250,7 @@ RC_GTEST_PROP(DecodeProperty, AppendedBytesOnlyExtendTheTape, ()) {
   const Scenario base = Base();
   const Scenario s = Decode(base, *GenScenarioBytes());
   // The go policy reads its tape as random does.
-  RC_PRE(s.schedule.policy == std::string("random") || s.schedule.policy == std::string("go"));
+  RC_PRE(s.schedule.policy == sim::Policy::kRandom || s.schedule.policy == sim::Policy::kGo);
   const std::string full = Encode(base, s);  // every field, then the tape
   const auto extra = *rc::gen::nonEmpty(rc::gen::arbitrary<std::vector<uint8_t>>());
   std::string longer = full;
@@ -561,7 +561,7 @@ TEST(DecodeCorpusTest, FilesKeepTheirFaultKindsOnTheDefaultBase) {
 Scenario WithTape(std::string tape) {
   Scenario s = Base();
   s.workload.messages = 24;
-  s.schedule.policy = "random";
+  s.schedule.policy = sim::Policy::kRandom;
   s.schedule.tape = std::move(tape);
   return s;
 }

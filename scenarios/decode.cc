@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "producer/profile.h"
 #include "scenarios/builtin.h"
+#include "scenarios/draw_ranges.h"
 #include "scenarios/explore.h"
 #include "scenarios/fault_fields.h"
 #include "scenarios/realism.h"
@@ -21,7 +22,8 @@
 namespace scenarios {
 namespace {
 
-inline constexpr std::string_view kPolicies[] = {"random", "pct", "fifo", "go"};
+inline constexpr sim::Policy kPolicies[] = {sim::Policy::kRandom, sim::Policy::kPct,
+                                            sim::Policy::kFifo, sim::Policy::kGo};
 inline constexpr std::string_view kLatencies[] = {"base", "uniform"};
 
 // The byte codec: one walk over the fields serves both directions. Decoding
@@ -207,12 +209,12 @@ void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scen
   s->seed = static_cast<uint64_t>(seed);
 
   ScheduleSpec& sc = s->schedule;
-  io.Choice(&sc.policy, kPolicies);
-  if (sc.policy == "random") {
+  internal::OneOf(io, &sc.policy, std::span<const sim::Policy>(kPolicies));
+  if (sc.policy == sim::Policy::kRandom) {
     io.SchemaField(schema::ScheduleSection(), "preempt_per_mille", base, options, &sc);
-  } else if (sc.policy == "pct") {
+  } else if (sc.policy == sim::Policy::kPct) {
     io.SchemaField(schema::ScheduleSection(), "pct_depth", base, options, &sc);
-  } else if (sc.policy == "go") {
+  } else if (sc.policy == sim::Policy::kGo) {
     io.SchemaField(schema::ScheduleSection(), "gomaxprocs", base, options, &sc);
     io.SchemaField(schema::ScheduleSection(), "perturb_per_mille", base, options, &sc);
   }
@@ -225,9 +227,11 @@ void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scen
     l = base.network.latency;
   } else {
     Duration spread = l.max - l.min;
-    l = LatencySpec{.kind = "uniform", .min = l.min, .max = l.max};
-    io.Dur(&l.min, Duration::Micros(50), Duration::Micros(500), 1);
-    io.Dur(&spread, Duration(), Duration::Millis(5), 1);
+    l = LatencySpec{.kind = net::LatencyModel::Kind::kUniform, .min = l.min, .max = l.max};
+    io.Dur(&l.min, Duration::Micros(internal::kLatencyMinMicros.lo),
+           Duration::Micros(internal::kLatencyMinMicros.hi), 1);
+    io.Dur(&spread, Duration::Micros(internal::kLatencySpreadMicros.lo),
+           Duration::Micros(internal::kLatencySpreadMicros.hi), 1);
     l.max = l.min + spread;
   }
 
@@ -293,7 +297,7 @@ Scenario Decode(const Scenario& base, std::span<const uint8_t> bytes,
   s.buggify.sites.clear();
   ByteIO io(bytes);
   Fields(io, base, options, &s);
-  if (s.schedule.policy == "random" || s.schedule.policy == "go") {
+  if (s.schedule.policy == sim::Policy::kRandom || s.schedule.policy == sim::Policy::kGo) {
     const std::span<const uint8_t> rest = io.rest();
     s.schedule.tape.assign(rest.begin(), rest.end());
   }
@@ -310,7 +314,9 @@ std::string Encode(const Scenario& base, const Scenario& s, const DecodeOptions&
   ByteIO io;
   Fields(io, base, options, &copy);
   std::string out = io.out();
-  if (copy.schedule.policy == "random" || copy.schedule.policy == "go") out += s.schedule.tape;
+  if (copy.schedule.policy == sim::Policy::kRandom || copy.schedule.policy == sim::Policy::kGo) {
+    out += s.schedule.tape;
+  }
   return out;
 }
 

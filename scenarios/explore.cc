@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "scenarios/client_fields.h"
+#include "scenarios/draw_ranges.h"
 #include "scenarios/fault_fields.h"
 #include "scenarios/realism.h"
 #include "sim/core/assert.h"
@@ -97,17 +98,21 @@ Scenario Generate(const Scenario& base, uint64_t seed, const GenerateOptions& op
   // depth, which reach the interleavings Go's rules make rare.
   s.schedule.tape.clear();
   if (options.go_share_per_mille > 0 && prng.Chance(options.go_share_per_mille, 1000)) {
-    s.schedule.policy = "go";
-    constexpr int32_t kProcs[] = {1, 2, 4};
-    s.schedule.gomaxprocs = kProcs[prng.Below(3)];
+    s.schedule.policy = sim::Policy::kGo;
+    s.schedule.gomaxprocs =
+        internal::kExploreGoMaxProcs[prng.Below(std::size(internal::kExploreGoMaxProcs))];
     s.schedule.perturb_per_mille =
-        prng.Chance(1, 3) ? static_cast<int32_t>(prng.UniformInt(1, 300)) : 0;
+        prng.Chance(1, 3) ? static_cast<int32_t>(prng.UniformInt(
+                                internal::kExplorePerturbPerMille.lo, internal::kExplorePerturbPerMille.hi))
+                          : 0;
   } else if (prng.Chance(1, 2)) {
-    s.schedule.policy = "random";
-    s.schedule.preempt_per_mille = static_cast<int32_t>(prng.UniformInt(50, 950));
+    s.schedule.policy = sim::Policy::kRandom;
+    s.schedule.preempt_per_mille = static_cast<int32_t>(
+        prng.UniformInt(internal::kExplorePreemptPerMille.lo, internal::kExplorePreemptPerMille.hi));
   } else {
-    s.schedule.policy = "pct";
-    s.schedule.pct_depth = static_cast<int32_t>(prng.UniformInt(1, 6));
+    s.schedule.policy = sim::Policy::kPct;
+    s.schedule.pct_depth =
+        static_cast<int32_t>(prng.UniformInt(internal::kPctDepth.lo, internal::kPctDepth.hi));
   }
   // A real client: its own settings from a stream of their own, so that
   // every draw below is the model's for this seed; only the timeouts the
@@ -127,9 +132,12 @@ Scenario Generate(const Scenario& base, uint64_t seed, const GenerateOptions& op
     }
   }
   s.network.latency = LatencySpec{};
-  s.network.latency.kind = "uniform";
-  s.network.latency.min = Duration::Micros(prng.UniformInt(50, 500));
-  s.network.latency.max = s.network.latency.min + Duration::Micros(prng.UniformInt(0, 5000));
+  s.network.latency.kind = net::LatencyModel::Kind::kUniform;
+  s.network.latency.min = Duration::Micros(
+      prng.UniformInt(internal::kLatencyMinMicros.lo, internal::kLatencyMinMicros.hi));
+  s.network.latency.max =
+      s.network.latency.min + Duration::Micros(prng.UniformInt(internal::kLatencySpreadMicros.lo,
+                                                               internal::kLatencySpreadMicros.hi));
   // Swarm: a random subset of the kinds, each with its own weight.
   std::vector<fault_models::FaultKind> enabled;
   std::vector<uint64_t> weights;

@@ -145,8 +145,12 @@ absl::StatusOr<kafka::ClusterConfig> ClusterConfigOf(const ClusterSpec& s) {
 }
 
 net::LatencyModel LatencyOf(const LatencySpec& l) {
-  if (l.kind == "uniform") return net::LatencyModel::Uniform(l.min, l.max);
-  if (l.kind == "exponential") return net::LatencyModel::Exponential(l.min, l.mean, l.cap);
+  switch (l.kind) {
+    case net::LatencyModel::Kind::kConstant: return net::LatencyModel::Constant(l.min);
+    case net::LatencyModel::Kind::kUniform: return net::LatencyModel::Uniform(l.min, l.max);
+    case net::LatencyModel::Kind::kExponential:
+      return net::LatencyModel::Exponential(l.min, l.mean, l.cap);
+  }
   return net::LatencyModel::Constant(l.min);
 }
 
@@ -421,12 +425,11 @@ std::string FailureName(const RunOutput& out) {
 absl::StatusOr<WorldPlan> PlanWorld(const Scenario& s) {
   WorldPlan plan;
   absl::StatusOr<kafka::ClusterConfig> cc = ClusterConfigOf(s.cluster);
-  absl::StatusOr<sim::Policy> policy = sim::ParsePolicy(s.schedule.policy);
   const std::optional<std::string> unrealistic = FirstUnrealisticFault(s);
   const absl::Status realism = unrealistic ? absl::InvalidArgumentError(*unrealistic)
                                            : absl::OkStatus();
   for (const absl::Status& st :
-       {cc.status(), policy.status(), CheckBuggifySites(s.buggify), realism}) {
+       {cc.status(), CheckBuggifySites(s.buggify), realism}) {
     if (!st.ok()) return st;
   }
   plan.cluster = *std::move(cc);
@@ -440,7 +443,7 @@ absl::StatusOr<WorldPlan> PlanWorld(const Scenario& s) {
   }
   sim::SchedulerOptions& o = plan.scheduler;
   o.seed = s.seed;
-  o.policy = *policy;
+  o.policy = s.schedule.policy;
   o.pct_depth = static_cast<uint32_t>(s.schedule.pct_depth);
   o.pct_steps = static_cast<uint64_t>(s.schedule.pct_steps);
   o.preempt_per_mille = static_cast<uint32_t>(s.schedule.preempt_per_mille);

@@ -298,13 +298,14 @@ void ReadFields(TableReader& r, const Section& s, void* section,
 // The sections' own checks.
 
 void CheckSchedule(TableReader& r, const ScheduleSpec& s) {
-  if (!s.tape.empty() && s.policy != "random" && s.policy != "go") {
+  const std::string policy(sim::PolicyName(s.policy));
+  if (!s.tape.empty() && s.policy != sim::Policy::kRandom && s.policy != sim::Policy::kGo) {
     r.diag().Add(r.PosOrTable("tape"),
                  absl::StrCat(r.Name("tape"), " is only read by policies \"random\" and \"go\", not \"",
-                              s.policy, "\""),
+                              policy, "\""),
                  "set policy = \"random\" or \"go\", or remove the tape");
   }
-  if (s.policy != "go") {
+  if (s.policy != sim::Policy::kGo) {
     // The Ps, the perturbation and the CPU costs mean something only under go.
     const ScheduleSpec defaults;
     for (const std::string_view key :
@@ -314,7 +315,7 @@ void CheckSchedule(TableReader& r, const ScheduleSpec& s) {
       PRODSIM_ASSERT(f != nullptr);
       if (f->get(&s) == f->get(&defaults)) continue;
       r.diag().Add(r.PosOrTable(key),
-                   absl::StrCat(r.Name(key), " is only read by policy \"go\", not \"", s.policy,
+                   absl::StrCat(r.Name(key), " is only read by policy \"go\", not \"", policy,
                                 "\""),
                    "set policy = \"go\" or remove it");
     }
@@ -419,7 +420,7 @@ void ReadLatency(TableReader& r, LatencySpec* l) {
   const size_t before = r.diag().count();
   ReadFields(r, schema::LatencySection(), l, {"max", "mean", "cap"});
   const schema::LatencyKind* kind =
-      Clean(r.diag(), before) ? schema::FindLatencyKind(l->kind) : nullptr;
+      Clean(r.diag(), before) ? &schema::LatencyKindOf(l->kind) : nullptr;
   for (const std::string_view key : {"max", "mean", "cap"}) {
     if (kind == nullptr || LatencyReads(*kind, key)) {
       ReadField(r, *schema::Find(schema::LatencySection(), key), l);
@@ -968,8 +969,7 @@ std::string PrintScenario(const Scenario& s) {
     absl::StrAppend(&out, "\n");
     PrintSection(schema::TopicSection(), &t, &out);
   }
-  const schema::LatencyKind* latency = schema::FindLatencyKind(s.network.latency.kind);
-  PRODSIM_ASSERT_MSG(latency != nullptr, "PrintScenario: unknown latency kind");
+  const schema::LatencyKind* latency = &schema::LatencyKindOf(s.network.latency.kind);
   PrintComment(schema::LatencySection(), &out);
   absl::StrAppend(&out, Av(schema::LatencySection().header), "\n");
   for (const Field& f : schema::LatencySection().fields) {

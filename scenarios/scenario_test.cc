@@ -20,6 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "scenarios/realism.h"
+#include "scenarios/schema.h"
 
 namespace scenarios {
 namespace {
@@ -195,7 +196,7 @@ Scenario ExpectedFullExample() {
   s.seed = 42;
   s.description = "Leader moves while an \"idempotent\" producer retries";
   s.schedule = ScheduleSpec{};
-  s.schedule.policy = "pct";
+  s.schedule.policy = sim::Policy::kPct;
   s.schedule.pct_depth = 4;
   s.schedule.pct_steps = 500000;
   s.schedule.preempt_per_mille = 250;
@@ -205,7 +206,7 @@ Scenario ExpectedFullExample() {
   s.cluster.kafka_version = "2.5";
   s.cluster.replica_lag_time_max = Duration::Seconds(10);
   s.cluster.topics = {{"orders", 4, 3}, {"audit.log", 1, 2}};
-  s.network.latency.kind = "uniform";
+  s.network.latency.kind = net::LatencyModel::Kind::kUniform;
   s.network.latency.min = Duration::Micros(200);
   s.network.latency.max = Duration::Millis(2);
   s.workload = {.messages = 1000,
@@ -961,10 +962,11 @@ ClusterSpec GenCluster() {
 
 LatencySpec GenLatency() {
   LatencySpec l;
-  l.kind = OneOf({"constant", "uniform", "exponential"});
+  const std::string kind = OneOf({"constant", "uniform", "exponential"});
+  schema::FromValue(kind, &l.kind);
   l.min = GenDuration(Duration(), Duration::Seconds(1));
-  if (l.kind == "uniform") l.max = GenDuration(l.min, Duration::Seconds(2));
-  if (l.kind == "exponential") {
+  if (kind == "uniform") l.max = GenDuration(l.min, Duration::Seconds(2));
+  if (kind == "exponential") {
     l.mean = GenDuration(Duration(), Duration::Seconds(1));
     l.cap = GenDuration(l.min, Duration::Seconds(5));
   }
@@ -1046,7 +1048,7 @@ Scenario GenScenario() {
   Scenario s;
   s.seed = *rc::gen::arbitrary<uint64_t>() & kSeedMax;
   s.description = GenText(12);
-  s.schedule.policy = OneOf({"fifo", "random", "pct", "go"});
+  s.schedule.policy = *sim::ParsePolicy(OneOf({"fifo", "random", "pct", "go"}));
   s.schedule.pct_depth = Int32In(1, 20);
   s.schedule.pct_steps = *rc::gen::inRange<int64_t>(1, 10000000001);
   s.schedule.preempt_per_mille = Int32In(0, 1000);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "fault_models/kinds.h"
+#include "scenarios/draw_ranges.h"
 #include "scenarios/toml_reader.h"
 #include "sim/core/assert.h"
 
@@ -25,7 +26,6 @@ constexpr std::string_view kProfiles[] = {"sarama-1.42.1", "sarama-main"};
 constexpr std::string_view kTestDefects[] = {"no-retry-backoff", "no-read-timeout",
                                              "close-twice"};
 constexpr std::string_view kPolicies[] = {"fifo", "random", "pct", "go"};
-constexpr std::string_view kLatencyKindNames[] = {"constant", "uniform", "exponential"};
 constexpr std::string_view kDrains[] = {"prompt", "late", "slow", "close"};
 constexpr std::string_view kVerdicts[] = {
     "pass", "safety", "liveness", "deadlock", "producer-assertion", "harness-error",
@@ -92,9 +92,15 @@ CodecRange IntervalRange(const Scenario& b, const DecodeLimits&) {
 CodecRange BrokersRange(const Scenario& b, const DecodeLimits&) {
   return {1, b.cluster.brokers, 0};
 }
-CodecRange PreemptRange(const Scenario&, const DecodeLimits&) { return {0, 1000, 1}; }
-CodecRange PctDepthRange(const Scenario&, const DecodeLimits&) { return {1, 6, 0}; }
-CodecRange GoProcsRange(const Scenario&, const DecodeLimits&) { return {1, 4, 0}; }
+CodecRange PreemptRange(const Scenario&, const DecodeLimits&) {
+  return {internal::kCodecPerMille.lo, internal::kCodecPerMille.hi, 1};
+}
+CodecRange PctDepthRange(const Scenario&, const DecodeLimits&) {
+  return {internal::kPctDepth.lo, internal::kPctDepth.hi, 0};
+}
+CodecRange GoProcsRange(const Scenario&, const DecodeLimits&) {
+  return {internal::kCodecGoMaxProcs.lo, internal::kCodecGoMaxProcs.hi, 0};
+}
 
 // --- The tables.
 
@@ -781,11 +787,16 @@ bool Reads(const FaultKind& kind, std::string_view key) {
 
 std::span<const LatencyKind> LatencyKinds() {
   static constexpr LatencyKind kKinds[] = {
-      {"constant", false, false, false},
-      {"uniform", true, false, false},
-      {"exponential", false, true, true},
+      // In net::LatencyModel::Kind's order (LatencyKindOf indexes it).
+      {kLatencyKindNames[0], false, false, false},
+      {kLatencyKindNames[1], true, false, false},
+      {kLatencyKindNames[2], false, true, true},
   };
   return kKinds;
+}
+
+const LatencyKind& LatencyKindOf(net::LatencyModel::Kind kind) {
+  return LatencyKinds()[static_cast<size_t>(kind)];
 }
 
 const LatencyKind* FindLatencyKind(std::string_view name) {

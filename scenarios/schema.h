@@ -33,9 +33,11 @@
 #include "fault_models/kinds.h"
 #include "scenarios/spec.h"
 #include "sim/core/assert.h"
+#include "sim/core/scheduler.h"
 #include "sim/core/time.h"
 #include "sim/kafka/protocol.h"
 #include "sim/kafka/types.h"
+#include "sim/net/network.h"
 
 namespace scenarios::schema {
 
@@ -161,6 +163,7 @@ struct LatencyKind {
 };
 std::span<const LatencyKind> LatencyKinds();
 const LatencyKind* FindLatencyKind(std::string_view name);
+const LatencyKind& LatencyKindOf(net::LatencyModel::Kind kind);
 
 // --- Value lists the format shares with its users.
 
@@ -208,6 +211,12 @@ inline Value ToValue(const std::vector<std::string>& v) { return v; }
 // The typed members a file spells by name: their value is the name (the
 // reader checked it against the field's `values`). An unset error (NONE)
 // is the empty name.
+inline Value ToValue(sim::Policy v) { return std::string(sim::PolicyName(v)); }
+// The latency kinds' names, in net::LatencyModel::Kind's order.
+inline constexpr std::string_view kLatencyKindNames[] = {"constant", "uniform", "exponential"};
+inline Value ToValue(net::LatencyModel::Kind v) {
+  return std::string(kLatencyKindNames[static_cast<size_t>(v)]);
+}
 inline Value ToValue(fault_models::FaultKind v) {
   return std::string(fault_models::FaultKindName(v));
 }
@@ -234,7 +243,22 @@ inline void FromValue(Value v, std::string* out) { *out = std::move(std::get<std
 inline void FromValue(Value v, std::vector<std::string>* out) {
   *out = std::move(std::get<std::vector<std::string>>(v));
 }
-// REQUIRES (the four below): a name of the field's `values`.
+// REQUIRES (the six below): a name of the field's `values`.
+inline void FromValue(Value v, sim::Policy* out) {
+  const absl::StatusOr<sim::Policy> p = sim::ParsePolicy(std::get<std::string>(v));
+  PRODSIM_ASSERT_MSG(p.ok(), "FromValue: an unknown policy");
+  *out = *p;
+}
+inline void FromValue(Value v, net::LatencyModel::Kind* out) {
+  const std::string& name = std::get<std::string>(v);
+  for (size_t i = 0; i < std::size(kLatencyKindNames); ++i) {
+    if (kLatencyKindNames[i] == name) {
+      *out = static_cast<net::LatencyModel::Kind>(i);
+      return;
+    }
+  }
+  PRODSIM_ASSERT_MSG(false, "FromValue: an unknown latency kind");
+}
 inline void FromValue(Value v, fault_models::FaultKind* out) {
   const std::optional<fault_models::FaultKind> k =
       fault_models::FaultKindFromName(std::get<std::string>(v));

@@ -135,10 +135,11 @@ TEST(SchemaTest, EveryFieldComesBackThroughAFile) {
   // The latency's fields are printed for the kinds that read them: a base
   // of each kind.
   std::vector<Scenario> bases(4, Base());
-  bases[3].schedule.policy = "go";  // the fields only go reads
-  bases[1].network.latency = {
-      .kind = "uniform", .min = Duration::Millis(1), .max = Duration::Millis(2)};
-  bases[2].network.latency = {.kind = "exponential",
+  bases[3].schedule.policy = sim::Policy::kGo;  // the fields only go reads
+  bases[1].network.latency = {.kind = net::LatencyModel::Kind::kUniform,
+                              .min = Duration::Millis(1),
+                              .max = Duration::Millis(2)};
+  bases[2].network.latency = {.kind = net::LatencyModel::Kind::kExponential,
                               .min = Duration::Millis(1),
                               .mean = Duration::Millis(1),
                               .cap = Duration::Seconds(1)};

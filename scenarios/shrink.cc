@@ -435,11 +435,11 @@ bool DefaultScheduleAndNetwork(Shrinker& sh) {
     any = true;
   }
   // One way only: pct -> random with the default settings -> fifo.
-  if (sh.current().schedule.policy != "fifo") {
+  if (sh.current().schedule.policy != sim::Policy::kFifo) {
     any |= sh.Try("schedule -> random with defaults", [&](Scenario& c) { c.schedule = sd; });
     any |= sh.Try("schedule -> fifo", [&](Scenario& c) {
       c.schedule = sd;
-      c.schedule.policy = "fifo";
+      c.schedule.policy = sim::Policy::kFifo;
     });
   }
   any |= sh.Try("network latency -> default", [](Scenario& c) { c.network = NetworkSpec{}; });

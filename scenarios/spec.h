@@ -15,16 +15,18 @@
 #include <vector>
 
 #include "fault_models/kinds.h"
+#include "sim/core/scheduler.h"
 #include "sim/core/time.h"
 #include "sim/kafka/protocol.h"
 #include "sim/kafka/types.h"
+#include "sim/net/network.h"
 
 namespace scenarios {
 
 using sim::Duration;
 
 struct ScheduleSpec {
-  std::string policy = "random";  // fifo | random | pct | go
+  sim::Policy policy = sim::Policy::kRandom;  // fifo | random | pct | go (sim::PolicyName)
   int32_t pct_depth = 3;
   int64_t pct_steps = 200000;
   int32_t preempt_per_mille = 500;
@@ -111,7 +113,8 @@ struct ClusterSpec {
 };
 
 struct LatencySpec {
-  std::string kind = "constant";  // constant | uniform | exponential
+  // constant | uniform | exponential (schema::kLatencyKindNames)
+  net::LatencyModel::Kind kind = net::LatencyModel::Kind::kConstant;
   Duration min = Duration::Micros(500);
   Duration max = Duration::Micros(500);
   Duration mean = Duration::Micros(500);
