@@ -46,7 +46,7 @@ int WireBench(const Scenario& base, const std::string& base_path, const WireBenc
               base_path.c_str(), static_cast<unsigned long long>(a.seeds));
   std::printf("model: Sarama profile %s, at most %llu runs per seed; real: at most %llu trials "
               "per seed (real timing: one sample per trial, not reproducible)\n\n",
-              base.producer.profile.c_str(), static_cast<unsigned long long>(a.model_runs),
+              std::string(sarama::ProfileName(base.producer.profile)).c_str(), static_cast<unsigned long long>(a.model_runs),
               static_cast<unsigned long long>(a.real_trials));
   std::printf("%-5s | %-38s %6s %9s | %-38s %6s %9s\n", "seed", "model: first failure", "runs",
               "wall s", "real: first failure", "trials", "wall s");

@@ -361,7 +361,8 @@ int FidelityCommand(int argc, char** argv) {
       diff_sum += diff;
       if (diff <= 0.25) ++within;
     }
-    std::printf("%-58s %-14s %9s %9s %6s\n", name.c_str(), s.producer.profile.c_str(),
+    std::printf("%-58s %-14s %9s %9s %6s\n", name.c_str(),
+                std::string(sarama::ProfileName(s.producer.profile)).c_str(),
                 Rate(model).c_str(), Rate(real).c_str(),
                 both ? absl::StrFormat("%.2f", diff).c_str() : "-");
     std::printf("  model: %s\n", model.Distribution().c_str());
@@ -375,7 +376,7 @@ int FidelityCommand(int argc, char** argv) {
     }
     std::fflush(stdout);
     if (out) {
-      out << CsvField(name) << "," << s.producer.profile << "," << policy << "," << seeds
+      out << CsvField(name) << "," << sarama::ProfileName(s.producer.profile) << "," << policy << "," << seeds
           << "," << model.failures << "," << model.runs - model.harness_errors << ","
           << model.harness_errors << "," << CsvField(model.Distribution()) << ","
           << CsvField(client_name) << "," << real.runs << "," << real.failures << ","

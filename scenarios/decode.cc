@@ -331,11 +331,12 @@ absl::StatusOr<Scenario> LoadBase(const std::string& path, const std::string& pr
       path.empty() ? ParseScenario(DefaultBaseText(), kDefaultBaseName) : LoadScenario(path);
   if (!base.ok()) return base;
   if (!profile.empty()) {
-    if (!sarama::ParseProfile(profile).ok()) {
+    const absl::StatusOr<sarama::Profile> parsed = sarama::ParseProfile(profile);
+    if (!parsed.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown producer profile '", profile, "' (sarama-1.42.1 or sarama-main)"));
     }
-    base->producer.profile = profile;
+    base->producer.profile = *parsed;
   }
   return base;
 }

@@ -26,8 +26,7 @@ std::string InjectableNames() {
 namespace {
 
 sarama::Config DefaultsOf(const ProducerSpec& p) {
-  absl::StatusOr<sarama::Profile> profile = sarama::ParseProfile(p.profile);
-  return profile.ok() ? sarama::NewConfig(*profile) : sarama::NewConfig();
+  return sarama::NewConfig(p.profile);
 }
 
 }  // namespace

@@ -95,9 +95,7 @@ struct World {
 }  // namespace
 
 absl::StatusOr<sarama::Config> ProducerConfigOf(const ProducerSpec& p) {
-  absl::StatusOr<sarama::Profile> profile = sarama::ParseProfile(p.profile);
-  if (!profile.ok()) return profile.status();
-  sarama::Config c = sarama::NewConfig(*profile);
+  sarama::Config c = sarama::NewConfig(p.profile);
   if (p.idempotent) c.producer.idempotent = *p.idempotent;
   if (p.net_max_open_requests) c.net.max_open_requests = *p.net_max_open_requests;
   if (p.net_read_timeout) c.net.read_timeout = *p.net_read_timeout;
@@ -120,7 +118,7 @@ absl::StatusOr<sarama::Config> ProducerConfigOf(const ProducerSpec& p) {
   if (p.test_defect == "no-retry-backoff") c.test_defects.no_retry_backoff = true;
   if (p.test_defect == "no-read-timeout") c.test_defects.no_read_timeout = true;
   if (p.version) {
-    absl::StatusOr<sarama::KafkaVersion> v = sarama::ParseKafkaVersion(*p.version, *profile);
+    absl::StatusOr<sarama::KafkaVersion> v = sarama::ParseKafkaVersion(*p.version, p.profile);
     if (!v.ok()) return v.status();
     c.version = *v;
   }
@@ -488,10 +486,9 @@ void FollowCountFaults(const Scenario& s, const WorldPlan& plan, sim::Scheduler&
 RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   RunOutput out;
   absl::StatusOr<sarama::Config> conf = ProducerConfigOf(s.producer);
-  absl::StatusOr<sarama::Profile> profile = sarama::ParseProfile(s.producer.profile);
   absl::StatusOr<WorldPlan> plan = PlanWorld(s);
   out.mock_faults = HasMockFaults(s);
-  for (const absl::Status& st : {conf.status(), profile.status(), plan.status()}) {
+  for (const absl::Status& st : {conf.status(), plan.status()}) {
     if (!st.ok()) {
       out.verdict = Verdict::kHarnessError;
       out.harness_error = std::string(st.message());
@@ -514,7 +511,7 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   w->record.check_leaked_goroutines = s.checks.no_leaked_goroutines;
   FollowCountFaults(s, *plan, w->sched, w->cluster, w->record);
   plan->faults.Start(fault_models::World{&w->sched, &w->network, &w->cluster, w->client});
-  w->sched.Go(std::string(kApplicationTask), Application(w.get(), &s, *conf, *profile));
+  w->sched.Go(std::string(kApplicationTask), Application(w.get(), &s, *conf, s.producer.profile));
   w->record.run = w->sched.Run();
   if (s.checks.no_leaked_goroutines) RecordProducerGoroutines(*w);
   w->cluster.SnapshotLogs();
@@ -535,29 +532,33 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
 
 Scenario WithProfile(const Scenario& s, std::string_view profile) {
   Scenario out = s;
-  if (out.producer.profile == profile) return out;
+  const std::string own(sarama::ProfileName(out.producer.profile));
+  if (own == profile) return out;
   // [expect] follows the file's own profile; remember it among the others
   // so that MatchesExpect finds every profile's entry the same way.
   if (out.expect.has_value() && !out.expect->verdict.empty()) {
-    out.expect->profiles.push_back(ProfileExpectSpec{out.producer.profile, out.expect->verdict,
+    out.expect->profiles.push_back(ProfileExpectSpec{own, out.expect->verdict,
                                                      out.expect->check, out.expect->signature});
     out.expect->verdict.clear();
     out.expect->check.clear();
     out.expect->signature.clear();
   }
-  out.producer.profile = std::string(profile);
+  const absl::StatusOr<sarama::Profile> parsed = sarama::ParseProfile(profile);
+  PRODSIM_ASSERT_MSG(parsed.ok(), "WithProfile: an unknown profile");
+  out.producer.profile = *parsed;
   return out;
 }
 
 bool MatchesExpect(const Scenario& s, const RunOutput& out, std::string* why) {
+  const std::string own(sarama::ProfileName(s.producer.profile));
   if (!s.expect.has_value()) return true;
   std::string verdict = s.expect->verdict, check = s.expect->check, signature = s.expect->signature;
   if (verdict.empty()) {
     // A profile other than the file's own (WithProfile).
     auto it = std::find_if(s.expect->profiles.begin(), s.expect->profiles.end(),
-                           [&](const ProfileExpectSpec& p) { return p.profile == s.producer.profile; });
+                           [&](const ProfileExpectSpec& p) { return p.profile == own; });
     if (it == s.expect->profiles.end()) {
-      *why = absl::StrCat("no [expect.profiles.\"", s.producer.profile, "\"] entry");
+      *why = absl::StrCat("no [expect.profiles.\"", own, "\"] entry");
       return false;
     }
     verdict = it->verdict;
@@ -565,17 +566,17 @@ bool MatchesExpect(const Scenario& s, const RunOutput& out, std::string* why) {
     signature = it->signature;
   }
   if (VerdictName(out.verdict) != verdict) {
-    *why = absl::StrCat("expected verdict ", verdict, " on ", s.producer.profile, ", got ",
+    *why = absl::StrCat("expected verdict ", verdict, " on ", own, ", got ",
                         std::string(VerdictName(out.verdict)));
     return false;
   }
   if (!check.empty() && check != out.failing_check) {
-    *why = absl::StrCat("expected failing check ", check, " on ", s.producer.profile, ", got ",
+    *why = absl::StrCat("expected failing check ", check, " on ", own, ", got ",
                         out.failing_check.empty() ? "none" : out.failing_check);
     return false;
   }
   if (!signature.empty() && signature != SignatureName(out)) {
-    *why = absl::StrCat("expected signature ", signature, " on ", s.producer.profile, ", got ",
+    *why = absl::StrCat("expected signature ", signature, " on ", own, ", got ",
                         SignatureName(out));
     return false;
   }

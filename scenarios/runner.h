@@ -132,7 +132,8 @@ bool MatchesExpect(const Scenario& s, const RunOutput& out, std::string* why);
 
 // The scenario with another producer profile; everything else, and
 // [expect], kept. MatchesExpect on the result checks the entry for
-// `profile`.
+// `profile`. REQUIRES: `profile` a name sarama::ParseProfile knows (the
+// command line checks it).
 Scenario WithProfile(const Scenario& s, std::string_view profile);
 
 }  // namespace scenarios

@@ -846,7 +846,7 @@ void ReadTop(TableReader& top, Pos end, Scenario* s) {
   ReadClients(top, &s->clients);
   ReadSection(top, "expect", schema::ExpectSection().header, [&](TableReader& r) {
     s->expect.emplace();
-    ReadExpect(r, s->producer.profile, &*s->expect);
+    ReadExpect(r, sarama::ProfileName(s->producer.profile), &*s->expect);
   });
   top.Finish();
 }

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "fault_models/kinds.h"
+#include "producer/profile.h"
 #include "scenarios/spec.h"
 #include "sim/core/assert.h"
 #include "sim/core/scheduler.h"
@@ -212,6 +213,7 @@ inline Value ToValue(const std::vector<std::string>& v) { return v; }
 // reader checked it against the field's `values`). An unset error (NONE)
 // is the empty name.
 inline Value ToValue(sim::Policy v) { return std::string(sim::PolicyName(v)); }
+inline Value ToValue(sarama::Profile v) { return std::string(sarama::ProfileName(v)); }
 // The latency kinds' names, in net::LatencyModel::Kind's order.
 inline constexpr std::string_view kLatencyKindNames[] = {"constant", "uniform", "exponential"};
 inline Value ToValue(net::LatencyModel::Kind v) {
@@ -243,7 +245,12 @@ inline void FromValue(Value v, std::string* out) { *out = std::move(std::get<std
 inline void FromValue(Value v, std::vector<std::string>* out) {
   *out = std::move(std::get<std::vector<std::string>>(v));
 }
-// REQUIRES (the six below): a name of the field's `values`.
+// REQUIRES (the seven below): a name of the field's `values`.
+inline void FromValue(Value v, sarama::Profile* out) {
+  const absl::StatusOr<sarama::Profile> p = sarama::ParseProfile(std::get<std::string>(v));
+  PRODSIM_ASSERT_MSG(p.ok(), "FromValue: an unknown producer profile");
+  *out = *p;
+}
 inline void FromValue(Value v, sim::Policy* out) {
   const absl::StatusOr<sim::Policy> p = sim::ParsePolicy(std::get<std::string>(v));
   PRODSIM_ASSERT_MSG(p.ok(), "FromValue: an unknown policy");

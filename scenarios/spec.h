@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fault_models/kinds.h"
+#include "producer/profile.h"
 #include "sim/core/scheduler.h"
 #include "sim/core/time.h"
 #include "sim/kafka/protocol.h"
@@ -58,7 +59,7 @@ struct ScheduleSpec {
 // names in snake_case (Net.MaxOpenRequests -> net_max_open_requests).
 // Unset fields keep Sarama's defaults (NewConfig).
 struct ProducerSpec {
-  std::string profile = "sarama-1.42.1";
+  sarama::Profile profile = sarama::Profile::kSarama_1_42_1;  // by sarama::ProfileName
   std::optional<bool> idempotent;
   std::optional<int32_t> net_max_open_requests;
   std::optional<Duration> net_read_timeout;
