@@ -362,9 +362,8 @@ int FidelityCommand(int argc, char** argv) {
       if (diff <= 0.25) ++within;
     }
     std::printf("%-58s %-14s %9s %9s %6s\n", name.c_str(),
-                std::string(sarama::ProfileName(s.producer.profile)).c_str(),
-                Rate(model).c_str(), Rate(real).c_str(),
-                both ? absl::StrFormat("%.2f", diff).c_str() : "-");
+                std::string(sarama::ProfileName(s.producer.profile)).c_str(), Rate(model).c_str(),
+                Rate(real).c_str(), both ? absl::StrFormat("%.2f", diff).c_str() : "-");
     std::printf("  model: %s\n", model.Distribution().c_str());
     if (!model.first_harness_error.empty()) {
       std::printf("    harness error: %s\n", model.first_harness_error.c_str());
@@ -376,9 +375,9 @@ int FidelityCommand(int argc, char** argv) {
     }
     std::fflush(stdout);
     if (out) {
-      out << CsvField(name) << "," << sarama::ProfileName(s.producer.profile) << "," << policy << "," << seeds
-          << "," << model.failures << "," << model.runs - model.harness_errors << ","
-          << model.harness_errors << "," << CsvField(model.Distribution()) << ","
+      out << CsvField(name) << "," << sarama::ProfileName(s.producer.profile) << "," << policy
+          << "," << seeds << "," << model.failures << "," << model.runs - model.harness_errors
+          << "," << model.harness_errors << "," << CsvField(model.Distribution()) << ","
           << CsvField(client_name) << "," << real.runs << "," << real.failures << ","
           << real.runs - real.harness_errors << "," << real.harness_errors << ","
           << CsvField(real.Distribution()) << ","

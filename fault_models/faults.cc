@@ -349,10 +349,10 @@ absl::Status CheckNeeds(const FaultParams& p) {
 
 absl::StatusOr<std::unique_ptr<Fault>> MakeInjectError(const FaultParams& p) {
   if (FindInjectableError(p.error) == nullptr || p.api != kafka::ApiKey::kProduce) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "inject_error cannot bring about ", kafka::ErrorCodeName(p.error), " on ",
-        std::string(kafka::ApiKeyName(p.api)),
-        " (no real cause is modelled; mock.error answers with any error)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("inject_error cannot bring about ", kafka::ErrorCodeName(p.error), " on ",
+                     std::string(kafka::ApiKeyName(p.api)),
+                     " (no real cause is modelled; mock.error answers with any error)"));
   }
   return std::make_unique<InjectError>(p);
 }
@@ -363,25 +363,40 @@ absl::StatusOr<std::unique_ptr<Fault>> MakeFault(const FaultParams& p) {
   if (absl::Status st = CheckNeeds(p); !st.ok()) return st;
   // One case per kind: the compiler (-Wswitch) asks for a new kind's.
   switch (p.kind) {
-    case FaultKind::kReset: return std::make_unique<Reset>(p);
-    case FaultKind::kPartition: return std::make_unique<Partition>(p);
-    case FaultKind::kCrash: return std::make_unique<Crash>(p);
-    case FaultKind::kMoveLeader: return std::make_unique<MoveLeader>(p);
-    case FaultKind::kShrinkIsr: return std::make_unique<ShrinkIsr>(p);
-    case FaultKind::kInjectError: return MakeInjectError(p);
-    case FaultKind::kLoseResponse: return std::make_unique<LoseResponse>(p);
-    case FaultKind::kStallResponse: return std::make_unique<StallResponse>(p);
-    case FaultKind::kDelayProcessing: return std::make_unique<DelayProcessing>(p);
-    case FaultKind::kLatencySpike: return std::make_unique<LatencySpike>(p);
-    case FaultKind::kPauseFetching: return std::make_unique<PauseFetching>(p);
-    case FaultKind::kBlackhole: return std::make_unique<Blackhole>(p);
-    case FaultKind::kConnectHang: return std::make_unique<ConnectHang>(p);
-    case FaultKind::kLogDirFailure: return std::make_unique<LogDirFailure>(p);
-    case FaultKind::kMockError: return std::make_unique<MockError>(p);
-    case FaultKind::kMockDropResponse: return std::make_unique<MockDropResponse>(p);
+    case FaultKind::kReset:
+      return std::make_unique<Reset>(p);
+    case FaultKind::kPartition:
+      return std::make_unique<Partition>(p);
+    case FaultKind::kCrash:
+      return std::make_unique<Crash>(p);
+    case FaultKind::kMoveLeader:
+      return std::make_unique<MoveLeader>(p);
+    case FaultKind::kShrinkIsr:
+      return std::make_unique<ShrinkIsr>(p);
+    case FaultKind::kInjectError:
+      return MakeInjectError(p);
+    case FaultKind::kLoseResponse:
+      return std::make_unique<LoseResponse>(p);
+    case FaultKind::kStallResponse:
+      return std::make_unique<StallResponse>(p);
+    case FaultKind::kDelayProcessing:
+      return std::make_unique<DelayProcessing>(p);
+    case FaultKind::kLatencySpike:
+      return std::make_unique<LatencySpike>(p);
+    case FaultKind::kPauseFetching:
+      return std::make_unique<PauseFetching>(p);
+    case FaultKind::kBlackhole:
+      return std::make_unique<Blackhole>(p);
+    case FaultKind::kConnectHang:
+      return std::make_unique<ConnectHang>(p);
+    case FaultKind::kLogDirFailure:
+      return std::make_unique<LogDirFailure>(p);
+    case FaultKind::kMockError:
+      return std::make_unique<MockError>(p);
+    case FaultKind::kMockDropResponse:
+      return std::make_unique<MockDropResponse>(p);
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown fault kind ", static_cast<int>(p.kind)));
+  return absl::InvalidArgumentError(absl::StrCat("unknown fault kind ", static_cast<int>(p.kind)));
 }
 
 void FaultSchedule::Add(const FaultParams& p, std::unique_ptr<Fault> fault) {
@@ -394,8 +409,7 @@ void FaultSchedule::Start(World w) {
   PRODSIM_ASSERT(w.cluster != nullptr);
   for (size_t i = 0; i < entries_.size(); ++i) {
     w.sched->Go(absl::StrCat("fault#", i, ".", std::string(FaultKindName(entries_[i].params.kind))),
-                ApplyAt(w, entries_[i].params, entries_[i].fault),
-                {.daemon = true, .world = true});
+                ApplyAt(w, entries_[i].params, entries_[i].fault), {.daemon = true, .world = true});
   }
 }
 
@@ -406,7 +420,8 @@ Time FaultSchedule::healed_at(Duration crash_detection) const {
     if (e.fault->CountBased()) {
       // Healed at its last use (the cluster reports it); at the latest by
       // then, as planned.
-    } else if (e.params.duration.has_value() && (e.params.heal || Info(e.params.kind).self_healing)) {
+    } else if (e.params.duration.has_value() &&
+               (e.params.heal || Info(e.params.kind).self_healing)) {
       Duration d = *e.params.duration;
       if (e.params.kind == FaultKind::kCrash) d = std::max(d, crash_detection);
       end = end + d;

@@ -66,9 +66,9 @@ enum FaultField : uint16_t {
 };
 using FaultFieldSet = uint16_t;
 // Each field's key in a scenario file, in bit order.
-inline constexpr std::string_view kFaultFieldKeys[] = {
-    "duration", "broker", "direction", "topic", "partition",
-    "error",    "api",    "count",     "extra", "heal"};
+inline constexpr std::string_view kFaultFieldKeys[] = {"duration",  "broker", "direction", "topic",
+                                                       "partition", "error",  "api",       "count",
+                                                       "extra",     "heal"};
 inline constexpr size_t kFaultFieldCount = std::size(kFaultFieldKeys);
 // The field called `key`, or nullopt (also for kind and at).
 constexpr std::optional<FaultField> FaultFieldOf(std::string_view key) {
@@ -148,64 +148,197 @@ struct FaultKindInfo {
 
 // The registry: one row per kind, in FaultKind's order.
 inline constexpr FaultKindInfo kFaultKindInfo[] = {
-    {FaultKind::kReset, "reset", kFieldBroker, 0, Realism::kRealistic, DrawStep::kSwarm, 0, false,
-     "closes the producer's connections to `broker` (a TCP reset)"},
-    {FaultKind::kPartition, "partition", kFieldDuration | kFieldBroker | kFieldDirection | kFieldHeal,
-     0, Realism::kRealistic, DrawStep::kSwarm, 1, false,
-     "cuts the network between the producer and `broker`; held bytes arrive on heal"},
-    {FaultKind::kCrash, "crash", kFieldDuration | kFieldBroker | kFieldHeal, 0, Realism::kRealistic,
-     DrawStep::kSwarm, 2, false,
-     "stops `broker` (the controller notices after `zookeeper_session_timeout`) and restarts "
-     "it on heal"},
-    {FaultKind::kMoveLeader, "move_leader", kFieldBroker | kFieldTopic | kFieldPartition, 0,
-     Realism::kRealistic, DrawStep::kSwarm, 3, false,
-     "makes `broker` the leader (a preferred-replica election or reassignment)"},
-    {FaultKind::kShrinkIsr, "shrink_isr",
-     kFieldDuration | kFieldBroker | kFieldTopic | kFieldPartition, 0, Realism::kRealistic,
-     DrawStep::kSwarm, 9, true, "drops follower `broker` from the ISR, stalled for `duration`"},
-    {FaultKind::kInjectError, "inject_error",
-     kFieldDuration | kFieldBroker | kFieldTopic | kFieldPartition | kFieldError | kFieldApi |
-         kFieldCount,
-     kFieldError, Realism::kRealistic, DrawStep::kSwarm, 5, false,
-     "brings `error` about at `broker`'s next `count` produce requests by its real cause (a "
-     "leadership move, an ISR shrink before or after the append, stalled followers)"},
-    {FaultKind::kLoseResponse, "lose_response", kFieldBroker | kFieldApi | kFieldCount, 0,
-     Realism::kRealistic, DrawStep::kSwarm, 4, false,
-     "lets `broker` process its next `count` requests of `api`, then breaks each one's "
-     "connection before the response arrives"},
-    {FaultKind::kStallResponse, "stall_response",
-     kFieldBroker | kFieldApi | kFieldCount | kFieldExtra, kFieldExtra, Realism::kRealistic,
-     DrawStep::kSwarm, 10, false, "holds `broker`'s next `count` responses of `api` for `extra`"},
-    {FaultKind::kDelayProcessing, "delay_processing", kFieldDuration | kFieldBroker | kFieldExtra,
-     kFieldExtra, Realism::kRealistic, DrawStep::kSwarm, 6, true,
-     "slows every request on `broker` by `extra`"},
-    {FaultKind::kLatencySpike, "latency_spike",
-     kFieldDuration | kFieldBroker | kFieldDirection | kFieldExtra, kFieldExtra,
-     Realism::kRealistic, DrawStep::kSwarm, 7, true,
-     "adds `extra` to the latency of the producer's links to `broker`"},
-    {FaultKind::kPauseFetching, "pause_fetching", kFieldDuration | kFieldBroker, 0,
-     Realism::kRealistic, DrawStep::kSwarm, 8, true, "stops `broker` fetching as a follower"},
-    {FaultKind::kBlackhole, "blackhole", kFieldBroker, 0, Realism::kRealistic, DrawStep::kWedge, 0,
-     false,
-     "a middlebox between the producer and `broker` loses its state: the connections open "
-     "then drop every packet, unannounced, until TCP gives up (924.6 s); new ones work"},
-    {FaultKind::kConnectHang, "connect_hang", kFieldDuration | kFieldBroker, kFieldDuration,
-     Realism::kRealistic, DrawStep::kWedge, 1, true,
-     "the producer's SYNs to `broker` go unanswered: a dial waits for a SYN retransmission "
-     "(1, 3, 7, 15, 31, 63 s) after the window, or fails at Net.DialTimeout"},
-    {FaultKind::kLogDirFailure, "log_dir_failure", kFieldBroker | kFieldTopic | kFieldPartition,
-     kFieldTopic | kFieldPartition, Realism::kRealistic, DrawStep::kLate, 0, false,
-     "the log directory holding `broker`'s replica of `topic`/`partition` fails for good (a "
-     "broker whose only directory fails halts: that is `crash`): KAFKA_STORAGE_ERROR for "
-     "produce requests to it, and the controller drops it from the ISR and moves the "
-     "leadership"},
-    {FaultKind::kMockError, "mock.error",
-     kFieldBroker | kFieldTopic | kFieldPartition | kFieldError | kFieldApi | kFieldCount,
-     kFieldError, Realism::kMock, DrawStep::kSwarm, 12, false,
-     "mock: answers `count` requests of `api` with any `error`, unprocessed"},
-    {FaultKind::kMockDropResponse, "mock.drop_response", kFieldBroker | kFieldCount, 0,
-     Realism::kMock, DrawStep::kSwarm, 11, false,
-     "mock: skips `count` responses on a connection that stays open"},
+    {
+        .kind = FaultKind::kReset,
+        .name = "reset",
+        .reads = kFieldBroker,
+        .needs = 0,
+        .realism = Realism::kRealistic,
+        .step = DrawStep::kSwarm,
+        .draw_order = 0,
+        .self_healing = false,
+        .doc = "closes the producer's connections to `broker` (a TCP reset)",
+    },
+    {
+        .kind = FaultKind::kPartition,
+        .name = "partition",
+        .reads = kFieldDuration | kFieldBroker | kFieldDirection | kFieldHeal,
+        .needs = 0,
+        .realism = Realism::kRealistic,
+        .step = DrawStep::kSwarm,
+        .draw_order = 1,
+        .self_healing = false,
+        .doc = "cuts the network between the producer and `broker`; held bytes arrive on heal",
+    },
+    {
+        .kind = FaultKind::kCrash,
+        .name = "crash",
+        .reads = kFieldDuration | kFieldBroker | kFieldHeal,
+        .needs = 0,
+        .realism = Realism::kRealistic,
+        .step = DrawStep::kSwarm,
+        .draw_order = 2,
+        .self_healing = false,
+        .doc = "stops `broker` (the controller notices after `zookeeper_session_timeout`) and "
+               "restarts "
+               "it on heal",
+    },
+    {
+        .kind = FaultKind::kMoveLeader,
+        .name = "move_leader",
+        .reads = kFieldBroker | kFieldTopic | kFieldPartition,
+        .needs = 0,
+        .realism = Realism::kRealistic,
+        .step = DrawStep::kSwarm,
+        .draw_order = 3,
+        .self_healing = false,
+        .doc = "makes `broker` the leader (a preferred-replica election or reassignment)",
+    },
+    {
+        .kind = FaultKind::kShrinkIsr,
+        .name = "shrink_isr",
+        .reads = kFieldDuration | kFieldBroker | kFieldTopic | kFieldPartition,
+        .needs = 0,
+        .realism = Realism::kRealistic,
+        .step = DrawStep::kSwarm,
+        .draw_order = 9,
+        .self_healing = true,
+        .doc = "drops follower `broker` from the ISR, stalled for `duration`",
+    },
+    {
+        .kind = FaultKind::kInjectError,
+        .name = "inject_error",
+        .reads = kFieldDuration | kFieldBroker | kFieldTopic | kFieldPartition | kFieldError |
+                 kFieldApi | kFieldCount,
+        .needs = kFieldError,
+        .realism = Realism::kRealistic,
+        .step = DrawStep::kSwarm,
+        .draw_order = 5,
+        .self_healing = false,
+        .doc =
+            "brings `error` about at `broker`'s next `count` produce requests by its real cause (a "
+            "leadership move, an ISR shrink before or after the append, stalled followers)",
+    },
+    {
+        .kind = FaultKind::kLoseResponse,
+        .name = "lose_response",
+        .reads = kFieldBroker | kFieldApi | kFieldCount,
+        .needs = 0,
+        .realism = Realism::kRealistic,
+        .step = DrawStep::kSwarm,
+        .draw_order = 4,
+        .self_healing = false,
+        .doc = "lets `broker` process its next `count` requests of `api`, then breaks each one's "
+               "connection before the response arrives",
+    },
+    {
+        .kind = FaultKind::kStallResponse,
+        .name = "stall_response",
+        .reads = kFieldBroker | kFieldApi | kFieldCount | kFieldExtra,
+        .needs = kFieldExtra,
+        .realism = Realism::kRealistic,
+        .step = DrawStep::kSwarm,
+        .draw_order = 10,
+        .self_healing = false,
+        .doc = "holds `broker`'s next `count` responses of `api` for `extra`",
+    },
+    {
+        .kind = FaultKind::kDelayProcessing,
+        .name = "delay_processing",
+        .reads = kFieldDuration | kFieldBroker | kFieldExtra,
+        .needs = kFieldExtra,
+        .realism = Realism::kRealistic,
+        .step = DrawStep::kSwarm,
+        .draw_order = 6,
+        .self_healing = true,
+        .doc = "slows every request on `broker` by `extra`",
+    },
+    {
+        .kind = FaultKind::kLatencySpike,
+        .name = "latency_spike",
+        .reads = kFieldDuration | kFieldBroker | kFieldDirection | kFieldExtra,
+        .needs = kFieldExtra,
+        .realism = Realism::kRealistic,
+        .step = DrawStep::kSwarm,
+        .draw_order = 7,
+        .self_healing = true,
+        .doc = "adds `extra` to the latency of the producer's links to `broker`",
+    },
+    {
+        .kind = FaultKind::kPauseFetching,
+        .name = "pause_fetching",
+        .reads = kFieldDuration | kFieldBroker,
+        .needs = 0,
+        .realism = Realism::kRealistic,
+        .step = DrawStep::kSwarm,
+        .draw_order = 8,
+        .self_healing = true,
+        .doc = "stops `broker` fetching as a follower",
+    },
+    {
+        .kind = FaultKind::kBlackhole,
+        .name = "blackhole",
+        .reads = kFieldBroker,
+        .needs = 0,
+        .realism = Realism::kRealistic,
+        .step = DrawStep::kWedge,
+        .draw_order = 0,
+        .self_healing = false,
+        .doc =
+            "a middlebox between the producer and `broker` loses its state: the connections open "
+            "then drop every packet, unannounced, until TCP gives up (924.6 s); new ones work",
+    },
+    {
+        .kind = FaultKind::kConnectHang,
+        .name = "connect_hang",
+        .reads = kFieldDuration | kFieldBroker,
+        .needs = kFieldDuration,
+        .realism = Realism::kRealistic,
+        .step = DrawStep::kWedge,
+        .draw_order = 1,
+        .self_healing = true,
+        .doc =
+            "the producer's SYNs to `broker` go unanswered: a dial waits for a SYN retransmission "
+            "(1, 3, 7, 15, 31, 63 s) after the window, or fails at Net.DialTimeout",
+    },
+    {
+        .kind = FaultKind::kLogDirFailure,
+        .name = "log_dir_failure",
+        .reads = kFieldBroker | kFieldTopic | kFieldPartition,
+        .needs = kFieldTopic | kFieldPartition,
+        .realism = Realism::kRealistic,
+        .step = DrawStep::kLate,
+        .draw_order = 0,
+        .self_healing = false,
+        .doc =
+            "the log directory holding `broker`'s replica of `topic`/`partition` fails for good (a "
+            "broker whose only directory fails halts: that is `crash`): KAFKA_STORAGE_ERROR for "
+            "produce requests to it, and the controller drops it from the ISR and moves the "
+            "leadership",
+    },
+    {
+        .kind = FaultKind::kMockError,
+        .name = "mock.error",
+        .reads =
+            kFieldBroker | kFieldTopic | kFieldPartition | kFieldError | kFieldApi | kFieldCount,
+        .needs = kFieldError,
+        .realism = Realism::kMock,
+        .step = DrawStep::kSwarm,
+        .draw_order = 12,
+        .self_healing = false,
+        .doc = "mock: answers `count` requests of `api` with any `error`, unprocessed",
+    },
+    {
+        .kind = FaultKind::kMockDropResponse,
+        .name = "mock.drop_response",
+        .reads = kFieldBroker | kFieldCount,
+        .needs = 0,
+        .realism = Realism::kMock,
+        .step = DrawStep::kSwarm,
+        .draw_order = 11,
+        .self_healing = false,
+        .doc = "mock: skips `count` responses on a connection that stays open",
+    },
 };
 inline constexpr size_t kFaultKindCount = std::size(kFaultKindInfo);
 

@@ -238,7 +238,8 @@ RC_GTEST_PROP(DecodeProperty, ExploredScenariosKeepTheirFaults, (uint64_t seed))
     const ::testing::AssertionResult same =
         SameFields(s, s.faults[i], g, g.faults[i], /*durations=*/false);
     if (!same) {
-      RC_FAIL(absl::StrCat("fault ", i, " (", std::string(fault_models::FaultKindName(g.faults[i].kind)),
+      RC_FAIL(absl::StrCat("fault ", i, " (",
+                           std::string(fault_models::FaultKindName(g.faults[i].kind)),
                            "): ", same.message()));
     }
   }
@@ -331,7 +332,8 @@ TEST(DecodeRealismTest, NoMockFaultsUnlessAskedAndProducerSettingsDrawn) {
     for (char& c : bytes) c = static_cast<char>(prng.Below(256));
     const Scenario s = Decode(base, AsBytes(bytes));
     for (const FaultSpec& f : s.faults) {
-      ASSERT_FALSE(fault_models::IsMockKind(f.kind)) << i << ": " << fault_models::FaultKindName(f.kind);
+      ASSERT_FALSE(fault_models::IsMockKind(f.kind))
+          << i << ": " << fault_models::FaultKindName(f.kind);
     }
     ASSERT_EQ(FirstUnrealisticFault(s), std::nullopt) << i;
     const absl::StatusOr<sarama::Config> c = ProducerConfigOf(s.producer);
@@ -502,8 +504,8 @@ TEST(DecodeCorpusTest, FilesRoundTripWithThemselvesAsBase) {
     if (all_in_range) {
       // Decoded faults come sorted by `at`.
       for (size_t i = 0; i < faults.size(); ++i) {
-        SCOPED_TRACE(
-            absl::StrCat("fault ", i, " (", std::string(fault_models::FaultKindName(faults[i].kind)), ")"));
+        SCOPED_TRACE(absl::StrCat("fault ", i, " (",
+                                  std::string(fault_models::FaultKindName(faults[i].kind)), ")"));
         EXPECT_TRUE(SameFields(s, s.faults[i], *file, faults[i]));
       }
     }

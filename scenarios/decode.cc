@@ -260,7 +260,8 @@ void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scen
     io.Int(&wedge_count, 0, std::min(internal::kWedgeFaultsMax, std::max(0, options.max_faults)));
     for (int32_t i = 0; i < wedge_count; ++i) {
       FaultSpec f = io.encoding() ? wedges[static_cast<size_t>(i)] : FaultSpec{};
-      internal::OneOf(io, &f.kind, std::span<const fault_models::FaultKind>(internal::kWedgeFaultKinds));
+      internal::OneOf(io, &f.kind,
+                      std::span<const fault_models::FaultKind>(internal::kWedgeFaultKinds));
       internal::FaultFields(io, c, heal_by, EffectiveReadTimeout(base.producer), &f);
       s->faults.push_back(std::move(f));
     }

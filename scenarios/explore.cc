@@ -102,13 +102,14 @@ Scenario Generate(const Scenario& base, uint64_t seed, const GenerateOptions& op
     s.schedule.gomaxprocs =
         internal::kExploreGoMaxProcs[prng.Below(std::size(internal::kExploreGoMaxProcs))];
     s.schedule.perturb_per_mille =
-        prng.Chance(1, 3) ? static_cast<int32_t>(prng.UniformInt(
-                                internal::kExplorePerturbPerMille.lo, internal::kExplorePerturbPerMille.hi))
-                          : 0;
+        prng.Chance(1, 3)
+            ? static_cast<int32_t>(prng.UniformInt(internal::kExplorePerturbPerMille.lo,
+                                                   internal::kExplorePerturbPerMille.hi))
+            : 0;
   } else if (prng.Chance(1, 2)) {
     s.schedule.policy = sim::Policy::kRandom;
-    s.schedule.preempt_per_mille = static_cast<int32_t>(
-        prng.UniformInt(internal::kExplorePreemptPerMille.lo, internal::kExplorePreemptPerMille.hi));
+    s.schedule.preempt_per_mille = static_cast<int32_t>(prng.UniformInt(
+        internal::kExplorePreemptPerMille.lo, internal::kExplorePreemptPerMille.hi));
   } else {
     s.schedule.policy = sim::Policy::kPct;
     s.schedule.pct_depth =

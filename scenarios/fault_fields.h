@@ -39,15 +39,16 @@ inline constexpr size_t kRealisticFaultKinds =
     fault_models::RealisticKindsDrawnInCount(fault_models::DrawStep::kSwarm);
 // The realistic kinds, or all of them with the mocks.
 inline std::span<const FaultKind> GeneratedFaultKinds(bool mock_faults) {
-  return std::span<const FaultKind>(kFaultKinds).first(
-      mock_faults ? std::size(kFaultKinds) : kRealisticFaultKinds);
+  return std::span<const FaultKind>(kFaultKinds)
+      .first(mock_faults ? std::size(kFaultKinds) : kRealisticFaultKinds);
 }
 // The wedge kinds, realistic but drawn in a step of their own after every
 // other field (explore: after the producer's settings; the codec: after
 // them, before the schedule's tape), so that adding them shifted no draw
 // and no byte of what existed before: a seed or an input without wedges
 // gives the scenario it gave.
-inline constexpr auto kWedgeFaultKinds = fault_models::KindsDrawnIn<fault_models::DrawStep::kWedge>();
+inline constexpr auto kWedgeFaultKinds =
+    fault_models::KindsDrawnIn<fault_models::DrawStep::kWedge>();
 // At most this many wedge faults of each kind in explore, and in all in
 // the codec (never more than DecodeOptions::max_faults).
 inline constexpr int32_t kWedgeFaultsPerKindMax = 2;
@@ -131,7 +132,8 @@ void FaultFields(IO& io, const ClusterSpec& c, Duration heal_by, Duration read_t
   if (kind == K::kPartition || kind == K::kCrash) {
     io.Dur(&d, std::min(Duration::Millis(50), room), room);
     f->duration = d;
-    if (kind == K::kPartition) OneOf(io, &f->direction, std::span<const fault_models::Direction>(kDirections));
+    if (kind == K::kPartition)
+      OneOf(io, &f->direction, std::span<const fault_models::Direction>(kDirections));
   } else if (kind == K::kDelayProcessing || kind == K::kLatencySpike) {
     io.Dur(&d, std::min(Duration::Millis(10), room), room);
     f->duration = d;

@@ -25,9 +25,7 @@ std::string InjectableNames() {
 
 namespace {
 
-sarama::Config DefaultsOf(const ProducerSpec& p) {
-  return sarama::NewConfig(p.profile);
-}
+sarama::Config DefaultsOf(const ProducerSpec& p) { return sarama::NewConfig(p.profile); }
 
 }  // namespace
 
@@ -56,12 +54,12 @@ std::optional<FaultProblem> InjectErrorProblem(const FaultSpec& f, const Produce
                      "; for a MockBroker port, kind = \"mock.error\" answers with any error")};
   }
   if (f.api != kafka::ApiKey::kProduce) {
-    return FaultProblem{"api",
-                        absl::StrCat("inject_error brings ", error,
-                                     " about at produce requests only, not ",
-                                     std::string(fault_models::FaultApiKey(f.api))),
-                        "set api = \"produce\" or leave it out; mock.error answers other "
-                        "requests with any error"};
+    return FaultProblem{
+        "api",
+        absl::StrCat("inject_error brings ", error, " about at produce requests only, not ",
+                     std::string(fault_models::FaultApiKey(f.api))),
+        "set api = \"produce\" or leave it out; mock.error answers other "
+        "requests with any error"};
   }
   if (e->needs_acks_all && EffectiveRequiredAcks(p) != -1) {
     return FaultProblem{"error",
@@ -79,19 +77,18 @@ std::optional<FaultProblem> InjectErrorProblem(const FaultSpec& f, const Produce
   if (rf < e->min_replicas) {
     return FaultProblem{
         f.topic.empty() ? "error" : "topic",
-        absl::StrCat(error, " needs a partition with replication_factor >= ", e->min_replicas,
-                     " (", e->cause, "), and ",
+        absl::StrCat(error, " needs a partition with replication_factor >= ", e->min_replicas, " (",
+                     e->cause, "), and ",
                      f.topic.empty() ? std::string("no topic") : absl::StrCat("topic ", f.topic),
                      " has it"),
         "raise the topic's replication_factor, or pick another error"};
   }
   if (c.min_insync_replicas < e->min_insync) {
-    return FaultProblem{
-        "error",
-        absl::StrCat(error, " needs cluster.min_insync_replicas >= ", e->min_insync,
-                     " (with ", c.min_insync_replicas,
-                     " the leader alone is enough, and Kafka never gives it)"),
-        "raise cluster.min_insync_replicas, or pick another error"};
+    return FaultProblem{"error",
+                        absl::StrCat(error, " needs cluster.min_insync_replicas >= ", e->min_insync,
+                                     " (with ", c.min_insync_replicas,
+                                     " the leader alone is enough, and Kafka never gives it)"),
+                        "raise cluster.min_insync_replicas, or pick another error"};
   }
   if (f.duration && !e->reads_duration) {
     return FaultProblem{"duration",

@@ -144,8 +144,10 @@ absl::StatusOr<kafka::ClusterConfig> ClusterConfigOf(const ClusterSpec& s) {
 
 net::LatencyModel LatencyOf(const LatencySpec& l) {
   switch (l.kind) {
-    case net::LatencyModel::Kind::kConstant: return net::LatencyModel::Constant(l.min);
-    case net::LatencyModel::Kind::kUniform: return net::LatencyModel::Uniform(l.min, l.max);
+    case net::LatencyModel::Kind::kConstant:
+      return net::LatencyModel::Constant(l.min);
+    case net::LatencyModel::Kind::kUniform:
+      return net::LatencyModel::Uniform(l.min, l.max);
     case net::LatencyModel::Kind::kExponential:
       return net::LatencyModel::Exponential(l.min, l.mean, l.cap);
   }
@@ -426,8 +428,7 @@ absl::StatusOr<WorldPlan> PlanWorld(const Scenario& s) {
   const std::optional<std::string> unrealistic = FirstUnrealisticFault(s);
   const absl::Status realism = unrealistic ? absl::InvalidArgumentError(*unrealistic)
                                            : absl::OkStatus();
-  for (const absl::Status& st :
-       {cc.status(), CheckBuggifySites(s.buggify), realism}) {
+  for (const absl::Status& st : {cc.status(), CheckBuggifySites(s.buggify), realism}) {
     if (!st.ok()) return st;
   }
   plan.cluster = *std::move(cc);
@@ -537,8 +538,8 @@ Scenario WithProfile(const Scenario& s, std::string_view profile) {
   // [expect] follows the file's own profile; remember it among the others
   // so that MatchesExpect finds every profile's entry the same way.
   if (out.expect.has_value() && !out.expect->verdict.empty()) {
-    out.expect->profiles.push_back(ProfileExpectSpec{own, out.expect->verdict,
-                                                     out.expect->check, out.expect->signature});
+    out.expect->profiles.push_back(
+        ProfileExpectSpec{own, out.expect->verdict, out.expect->check, out.expect->signature});
     out.expect->verdict.clear();
     out.expect->check.clear();
     out.expect->signature.clear();
@@ -576,8 +577,8 @@ bool MatchesExpect(const Scenario& s, const RunOutput& out, std::string* why) {
     return false;
   }
   if (!signature.empty() && signature != SignatureName(out)) {
-    *why = absl::StrCat("expected signature ", signature, " on ", own, ", got ",
-                        SignatureName(out));
+    *why =
+        absl::StrCat("expected signature ", signature, " on ", own, ", got ", SignatureName(out));
     return false;
   }
   return true;

@@ -300,10 +300,11 @@ void ReadFields(TableReader& r, const Section& s, void* section,
 void CheckSchedule(TableReader& r, const ScheduleSpec& s) {
   const std::string policy(sim::PolicyName(s.policy));
   if (!s.tape.empty() && s.policy != sim::Policy::kRandom && s.policy != sim::Policy::kGo) {
-    r.diag().Add(r.PosOrTable("tape"),
-                 absl::StrCat(r.Name("tape"), " is only read by policies \"random\" and \"go\", not \"",
-                              policy, "\""),
-                 "set policy = \"random\" or \"go\", or remove the tape");
+    r.diag().Add(
+        r.PosOrTable("tape"),
+        absl::StrCat(r.Name("tape"), " is only read by policies \"random\" and \"go\", not \"",
+                     policy, "\""),
+        "set policy = \"random\" or \"go\", or remove the tape");
   }
   if (s.policy != sim::Policy::kGo) {
     // The Ps, the perturbation and the CPU costs mean something only under go.
@@ -314,10 +315,10 @@ void CheckSchedule(TableReader& r, const ScheduleSpec& s) {
       const schema::Field* f = schema::Find(schema::ScheduleSection(), key);
       PRODSIM_ASSERT(f != nullptr);
       if (f->get(&s) == f->get(&defaults)) continue;
-      r.diag().Add(r.PosOrTable(key),
-                   absl::StrCat(r.Name(key), " is only read by policy \"go\", not \"", policy,
-                                "\""),
-                   "set policy = \"go\" or remove it");
+      r.diag().Add(
+          r.PosOrTable(key),
+          absl::StrCat(r.Name(key), " is only read by policy \"go\", not \"", policy, "\""),
+          "set policy = \"go\" or remove it");
     }
   }
 }

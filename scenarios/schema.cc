@@ -4,8 +4,8 @@
 #include <iterator>
 #include <limits>
 
-#include "absl/strings/escaping.h"
 #include "absl/algorithm/container.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "fault_models/kinds.h"

@@ -15,7 +15,8 @@ namespace scenarios {
 namespace {
 
 std::string FaultText(const FaultSpec& f) {
-  std::string out = absl::StrCat(std::string(fault_models::FaultKindName(f.kind)), " at ", f.at.ToString(), " on broker ", f.broker);
+  std::string out = absl::StrCat(std::string(fault_models::FaultKindName(f.kind)), " at ",
+                                 f.at.ToString(), " on broker ", f.broker);
   if (f.duration) absl::StrAppend(&out, " for ", f.duration->ToString());
   if (!f.topic.empty()) absl::StrAppend(&out, " ", f.topic, "/", f.partition);
   return out;
@@ -213,9 +214,9 @@ bool SimplifyFaults(Shrinker& sh) {
   bool any = false;
   for (size_t i = 0; i < sh.current().faults.size() && !sh.exhausted(); ++i) {
     auto fault = [i](Scenario& c) -> FaultSpec& { return c.faults[i]; };
-    const std::string name = absl::StrCat(
-        "fault ", i + 1, " (", std::string(fault_models::FaultKindName(sh.current().faults[i].kind)),
-        ")");
+    const std::string name =
+        absl::StrCat("fault ", i + 1, " (",
+                     std::string(fault_models::FaultKindName(sh.current().faults[i].kind)), ")");
     any |= Halve(sh, name + " duration", [i](auto& c) {
       auto& f = c.faults[i];
       return f.duration ? &*f.duration : nullptr;
