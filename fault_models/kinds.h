@@ -70,13 +70,6 @@ inline constexpr std::string_view kFaultFieldKeys[] = {"duration",  "broker", "d
                                                        "partition", "error",  "api",       "count",
                                                        "extra",     "heal"};
 inline constexpr size_t kFaultFieldCount = std::size(kFaultFieldKeys);
-// The field called `key`, or nullopt (also for kind and at).
-constexpr std::optional<FaultField> FaultFieldOf(std::string_view key) {
-  for (size_t i = 0; i < kFaultFieldCount; ++i) {
-    if (kFaultFieldKeys[i] == key) return static_cast<FaultField>(1 << i);
-  }
-  return std::nullopt;
-}
 
 // Which way a network fault acts (partition, latency_spike), and each
 // direction's key in a scenario file, in the enum's order.
@@ -367,7 +360,6 @@ constexpr std::optional<FaultKind> FaultKindFromName(std::string_view name) {
   return std::nullopt;
 }
 constexpr bool IsMockKind(FaultKind kind) { return Info(kind).realism == Realism::kMock; }
-constexpr bool Reads(FaultKind kind, FaultField field) { return (Info(kind).reads & field) != 0; }
 constexpr bool Needs(FaultKind kind, FaultField field) { return (Info(kind).needs & field) != 0; }
 
 // Every kind's name, in canonical order.
