@@ -53,10 +53,12 @@ int WireBench(const Scenario& base, const std::string& base_path, const WireBenc
               a.client.c_str());
   std::printf("base %s; exploration seeds 1..%llu; the same generated scenarios on both sides\n",
               base_path.c_str(), static_cast<unsigned long long>(a.seeds));
-  std::printf("model: Sarama profile %s, at most %llu runs per seed; real: at most %llu trials "
-              "per seed (real timing: one sample per trial, not reproducible)\n\n",
-              base.producer.profile.c_str(), static_cast<unsigned long long>(a.model_runs),
-              static_cast<unsigned long long>(a.real_trials));
+  std::printf(
+      "model: Sarama profile %s, at most %llu runs per seed; real: at most %llu trials "
+      "per seed (real timing: one sample per trial, not reproducible)\n\n",
+      std::string(sarama::ProfileName(base.producer.profile)).c_str(),
+      static_cast<unsigned long long>(a.model_runs),
+      static_cast<unsigned long long>(a.real_trials));
   std::printf("%-5s | %-38s %6s %9s | %-38s %6s %9s\n", "seed", "model: first failure", "runs",
               "wall s", "real: first failure", "trials", "wall s");
   double model_wall = 0, real_wall = 0;

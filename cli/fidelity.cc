@@ -248,7 +248,7 @@ int FidelityCommand(FidelityArgs& a) {
     for (int64_t seed = 1; seed <= seeds; ++seed) {
       Scenario m = s;
       m.seed = static_cast<uint64_t>(seed);
-      m.schedule.policy = policy;
+      m.schedule.policy = *sim::ParsePolicy(policy);  // checked with the flags
       m.schedule.tape.clear();
       model.Add(scenarios::RunScenario(m));
       if (model.harness_errors > 0) break;  // the scenario, not the seed: every seed would say it
@@ -284,9 +284,9 @@ int FidelityCommand(FidelityArgs& a) {
       diff_sum += diff;
       if (diff <= 0.25) ++within;
     }
-    std::printf("%-58s %-14s %9s %9s %6s\n", name.c_str(), s.producer.profile.c_str(),
-                Rate(model).c_str(), Rate(real).c_str(),
-                both ? absl::StrFormat("%.2f", diff).c_str() : "-");
+    std::printf("%-58s %-14s %9s %9s %6s\n", name.c_str(),
+                std::string(sarama::ProfileName(s.producer.profile)).c_str(), Rate(model).c_str(),
+                Rate(real).c_str(), both ? absl::StrFormat("%.2f", diff).c_str() : "-");
     std::printf("  model: %s\n", model.Distribution().c_str());
     if (!model.first_harness_error.empty()) {
       std::printf("    harness error: %s\n", model.first_harness_error.c_str());
@@ -298,9 +298,9 @@ int FidelityCommand(FidelityArgs& a) {
     }
     std::fflush(stdout);
     if (out) {
-      out << CsvField(name) << "," << s.producer.profile << "," << policy << "," << seeds
-          << "," << model.failures << "," << model.runs - model.harness_errors << ","
-          << model.harness_errors << "," << CsvField(model.Distribution()) << ","
+      out << CsvField(name) << "," << sarama::ProfileName(s.producer.profile) << "," << policy
+          << "," << seeds << "," << model.failures << "," << model.runs - model.harness_errors
+          << "," << model.harness_errors << "," << CsvField(model.Distribution()) << ","
           << CsvField(client_name) << "," << real.runs << "," << real.failures << ","
           << real.runs - real.harness_errors << "," << real.harness_errors << ","
           << CsvField(real.Distribution()) << ","

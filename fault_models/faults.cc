@@ -297,13 +297,6 @@ class LogDirFailure final : public Fault {
   FaultParams p_;
 };
 
-// Heals at the end of `duration` by itself (the cluster or network was told
-// the end time), so the schedule only records it.
-bool SelfHealing(const std::string& kind) {
-  return kind == "shrink_isr" || kind == "delay_processing" || kind == "latency_spike" ||
-         kind == "pause_fetching" || kind == "connect_hang";
-}
-
 sim::Task<void> ApplyAt(World w, FaultParams p, std::shared_ptr<Fault> f) {
   if (p.at > w.sched->now()) co_await w.sched->Sleep(p.at - w.sched->now());
   w.cluster->RecordFault(f->Describe());
@@ -336,51 +329,74 @@ const InjectableError* FindInjectableError(kafka::ErrorCode code) {
   return nullptr;
 }
 
-bool IsMockKind(std::string_view kind) { return kind.starts_with("mock."); }
+namespace {
 
-const std::vector<std::string>& FaultKinds() {
-  static const std::vector<std::string> kinds = {
-      "reset",         "partition",      "crash",
-      "move_leader",   "shrink_isr",     "inject_error",
-      "lose_response", "stall_response", "delay_processing",
-      "latency_spike", "pause_fetching", "blackhole",
-      "connect_hang",  "log_dir_failure", "mock.error",
-      "mock.drop_response"};
-  return kinds;
+// The fields kind p.kind needs (kinds.h) that `p` leaves unset. The error a
+// kind needs has no unset value here (the scenario loader checks it).
+absl::Status CheckNeeds(const FaultParams& p) {
+  const std::string name(FaultKindName(p.kind));
+  if (Needs(p.kind, kFieldDuration) && !p.duration.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " needs a duration"));
+  }
+  if (Needs(p.kind, kFieldExtra) && p.extra.nanos() <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " needs extra > 0"));
+  }
+  if ((Needs(p.kind, kFieldTopic) || Needs(p.kind, kFieldPartition)) && !p.tp.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " needs a topic and partition"));
+  }
+  return absl::OkStatus();
 }
 
+absl::StatusOr<std::unique_ptr<Fault>> MakeInjectError(const FaultParams& p) {
+  if (FindInjectableError(p.error) == nullptr || p.api != kafka::ApiKey::kProduce) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inject_error cannot bring about ", kafka::ErrorCodeName(p.error), " on ",
+                     std::string(kafka::ApiKeyName(p.api)),
+                     " (no real cause is modelled; mock.error answers with any error)"));
+  }
+  return std::make_unique<InjectError>(p);
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Fault>> MakeFault(const FaultParams& p) {
-  if (p.kind == "reset") return std::make_unique<Reset>(p);
-  if (p.kind == "partition") return std::make_unique<Partition>(p);
-  if (p.kind == "crash") return std::make_unique<Crash>(p);
-  if (p.kind == "move_leader") return std::make_unique<MoveLeader>(p);
-  if (p.kind == "shrink_isr") return std::make_unique<ShrinkIsr>(p);
-  if (p.kind == "inject_error") {
-    if (FindInjectableError(p.error) == nullptr || p.api != kafka::ApiKey::kProduce) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("inject_error cannot bring about ", kafka::ErrorCodeName(p.error), " on ",
-                       std::string(kafka::ApiKeyName(p.api)), " (no real cause is modelled; mock.error answers "
-                       "with any error)"));
-    }
-    return std::make_unique<InjectError>(p);
+  if (absl::Status st = CheckNeeds(p); !st.ok()) return st;
+  // One case per kind: the compiler (-Wswitch) asks for a new kind's.
+  switch (p.kind) {
+    case FaultKind::kReset:
+      return std::make_unique<Reset>(p);
+    case FaultKind::kPartition:
+      return std::make_unique<Partition>(p);
+    case FaultKind::kCrash:
+      return std::make_unique<Crash>(p);
+    case FaultKind::kMoveLeader:
+      return std::make_unique<MoveLeader>(p);
+    case FaultKind::kShrinkIsr:
+      return std::make_unique<ShrinkIsr>(p);
+    case FaultKind::kInjectError:
+      return MakeInjectError(p);
+    case FaultKind::kLoseResponse:
+      return std::make_unique<LoseResponse>(p);
+    case FaultKind::kStallResponse:
+      return std::make_unique<StallResponse>(p);
+    case FaultKind::kDelayProcessing:
+      return std::make_unique<DelayProcessing>(p);
+    case FaultKind::kLatencySpike:
+      return std::make_unique<LatencySpike>(p);
+    case FaultKind::kPauseFetching:
+      return std::make_unique<PauseFetching>(p);
+    case FaultKind::kBlackhole:
+      return std::make_unique<Blackhole>(p);
+    case FaultKind::kConnectHang:
+      return std::make_unique<ConnectHang>(p);
+    case FaultKind::kLogDirFailure:
+      return std::make_unique<LogDirFailure>(p);
+    case FaultKind::kMockError:
+      return std::make_unique<MockError>(p);
+    case FaultKind::kMockDropResponse:
+      return std::make_unique<MockDropResponse>(p);
   }
-  if (p.kind == "lose_response") return std::make_unique<LoseResponse>(p);
-  if (p.kind == "stall_response") {
-    if (p.extra.nanos() <= 0) return absl::InvalidArgumentError("stall_response needs extra > 0");
-    return std::make_unique<StallResponse>(p);
-  }
-  if (p.kind == "delay_processing") return std::make_unique<DelayProcessing>(p);
-  if (p.kind == "latency_spike") return std::make_unique<LatencySpike>(p);
-  if (p.kind == "pause_fetching") return std::make_unique<PauseFetching>(p);
-  if (p.kind == "blackhole") return std::make_unique<Blackhole>(p);
-  if (p.kind == "connect_hang") {
-    if (!p.duration.has_value()) return absl::InvalidArgumentError("connect_hang needs a duration");
-    return std::make_unique<ConnectHang>(p);
-  }
-  if (p.kind == "log_dir_failure") return std::make_unique<LogDirFailure>(p);
-  if (p.kind == "mock.error") return std::make_unique<MockError>(p);
-  if (p.kind == "mock.drop_response") return std::make_unique<MockDropResponse>(p);
-  return absl::InvalidArgumentError(absl::StrCat("unknown fault kind '", p.kind, "'"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown fault kind ", static_cast<int>(p.kind)));
 }
 
 void FaultSchedule::Add(const FaultParams& p, std::unique_ptr<Fault> fault) {
@@ -392,9 +408,8 @@ void FaultSchedule::Start(World w) {
   PRODSIM_ASSERT(w.sched != nullptr);
   PRODSIM_ASSERT(w.cluster != nullptr);
   for (size_t i = 0; i < entries_.size(); ++i) {
-    w.sched->Go(absl::StrCat("fault#", i, ".", entries_[i].params.kind),
-                ApplyAt(w, entries_[i].params, entries_[i].fault),
-                {.daemon = true, .world = true});
+    w.sched->Go(absl::StrCat("fault#", i, ".", std::string(FaultKindName(entries_[i].params.kind))),
+                ApplyAt(w, entries_[i].params, entries_[i].fault), {.daemon = true, .world = true});
   }
 }
 
@@ -405,9 +420,10 @@ Time FaultSchedule::healed_at(Duration crash_detection) const {
     if (e.fault->CountBased()) {
       // Healed at its last use (the cluster reports it); at the latest by
       // then, as planned.
-    } else if (e.params.duration.has_value() && (e.params.heal || SelfHealing(e.params.kind))) {
+    } else if (e.params.duration.has_value() &&
+               (e.params.heal || Info(e.params.kind).self_healing)) {
       Duration d = *e.params.duration;
-      if (e.params.kind == "crash") d = std::max(d, crash_detection);
+      if (e.params.kind == FaultKind::kCrash) d = std::max(d, crash_detection);
       end = end + d;
     } else if (e.fault->Lasting()) {
       return Time::Max();  // a lasting fault that never heals

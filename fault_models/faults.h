@@ -7,7 +7,8 @@
 // (fault_models/README.md: the realism table, with the Kafka source each
 // follows). The mock kinds (`mock.error`, `mock.drop_response`) do what no
 // real broker does, for exact ports of Sarama's MockBroker tests; nothing
-// generates them unless asked (IsMockKind).
+// generates them unless asked (IsMockKind). Each kind is described once,
+// in fault_models/kinds.h.
 // A FaultSchedule applies its faults at their times and heals them at the
 // end of their durations, in a daemon task; it records each application and
 // each heal in the cluster's History, and knows when the last one healed
@@ -18,11 +19,12 @@
 #include <memory>
 #include <optional>
 #include <span>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "fault_models/kinds.h"
 #include "sim/core/scheduler.h"
 #include "sim/kafka/cluster.h"
 #include "sim/net/network.h"
@@ -40,11 +42,9 @@ struct World {
   net::NodeId client = 0;
 };
 
-enum class Direction { kToBroker, kFromBroker, kBoth };
-
 // The parameters of one fault, as the scenario gives them.
 struct FaultParams {
-  std::string kind;
+  FaultKind kind = FaultKind::kReset;
   Time at;
   std::optional<Duration> duration;
   kafka::BrokerId broker{0};
@@ -76,9 +76,6 @@ const InjectableError* FindInjectableError(kafka::ErrorCode code);
 // How long an inject_error cause lasts when the scenario says nothing.
 inline constexpr Duration kInjectErrorLastingDefault = Duration::Seconds(1);
 
-// Whether `kind` is a mock kind (its name starts with "mock.").
-bool IsMockKind(std::string_view kind);
-
 class Fault {
  public:
   virtual ~Fault() = default;
@@ -94,14 +91,10 @@ class Fault {
   virtual std::string Describe() const = 0;
 };
 
-// The kinds: reset, partition, crash, move_leader, shrink_isr,
-// inject_error, lose_response, stall_response, delay_processing,
-// latency_spike, pause_fetching, blackhole, connect_hang, and the mocks
-// mock.error and mock.drop_response. INVALID_ARGUMENT for an unknown kind,
-// an inject_error whose error has no modelled cause, or a connect_hang
-// without a duration.
+// The fault of kind p.kind (kinds.h). INVALID_ARGUMENT for a field the kind
+// needs that `p` leaves unset (a duration, an `extra` above 0, a topic and
+// partition), or an inject_error whose error has no modelled cause.
 absl::StatusOr<std::unique_ptr<Fault>> MakeFault(const FaultParams& p);
-const std::vector<std::string>& FaultKinds();
 
 class FaultSchedule {
  public:

@@ -1,6 +1,11 @@
 // Each fault kind applies to the world and heals as its duration says.
 #include "fault_models/faults.h"
 
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace fault_models {
@@ -34,9 +39,9 @@ struct World0 {
   kafka::Cluster cluster;
 };
 
-FaultParams Params(std::string kind, Duration at, std::optional<Duration> duration) {
+FaultParams Params(FaultKind kind, Duration at, std::optional<Duration> duration) {
   FaultParams p;
-  p.kind = std::move(kind);
+  p.kind = kind;
   p.at = Time() + at;
   p.duration = duration;
   p.broker = BrokerId(1);
@@ -52,14 +57,31 @@ void RunWith(World0& w, FaultSchedule& s, Duration probe_at, Probe probe) {
   EXPECT_EQ(w.sched.Run().outcome, sim::Outcome::kStopped);
 }
 
-// Every kind is known and builds; an unknown kind is an error.
+// Every kind builds with the fields it needs, and not without one.
 TEST(FaultsTest, EveryKindBuilds) {
-  for (const std::string& kind : FaultKinds()) {
-    FaultParams p = Params(kind, Duration(), Duration::Seconds(1));
+  for (const FaultKindInfo& k : kFaultKindInfo) {
+    FaultParams p = Params(k.kind, Duration(), Duration::Seconds(1));
     p.extra = Duration::Millis(5);  // stall_response needs one
-    EXPECT_TRUE(MakeFault(p).ok()) << kind;
+    p.tp = kafka::TopicPartition{"t", kafka::PartitionId(0)};  // log_dir_failure needs one
+    EXPECT_TRUE(MakeFault(p).ok()) << k.name;
+    FaultParams bare = Params(k.kind, Duration(), std::nullopt);
+    const bool needs_unset_field = (k.needs & (kFieldDuration | kFieldExtra | kFieldTopic)) != 0;
+    EXPECT_EQ(MakeFault(bare).ok(), !needs_unset_field) << k.name;
   }
-  EXPECT_FALSE(MakeFault(Params("meteor", Duration(), std::nullopt)).ok());
+}
+
+// The registry's names are unique, parse back, and list the kinds in
+// their canonical order; each generator step lists its kinds once.
+TEST(FaultsTest, RegistryNamesRoundTrip) {
+  for (const FaultKindInfo& k : kFaultKindInfo) {
+    EXPECT_EQ(FaultKindFromName(k.name), k.kind) << k.name;
+    EXPECT_EQ(&Info(k.kind), &k) << k.name;
+    EXPECT_FALSE(k.doc.empty()) << k.name;
+  }
+  EXPECT_FALSE(FaultKindFromName("meteor").has_value());
+  EXPECT_EQ(KindsDrawnIn<DrawStep::kSwarm>().size() + KindsDrawnIn<DrawStep::kWedge>().size() +
+                KindsDrawnIn<DrawStep::kLate>().size(),
+            kFaultKindCount);
 }
 
 // A crash takes the broker down for its duration, then restarts it; both
@@ -67,7 +89,7 @@ TEST(FaultsTest, EveryKindBuilds) {
 TEST(FaultsTest, CrashHealsAtTheEndOfItsDuration) {
   World0 w;
   FaultSchedule s;
-  FaultParams p = Params("crash", Duration::Seconds(1), Duration::Seconds(2));
+  FaultParams p = Params(FaultKind::kCrash, Duration::Seconds(1), Duration::Seconds(2));
   s.Add(p, *MakeFault(p));
   EXPECT_EQ(s.healed_at(Duration()), Time() + Duration::Seconds(3));
   // A crashed broker rejoins no sooner than the controller notices it.
@@ -86,7 +108,7 @@ TEST(FaultsTest, CrashHealsAtTheEndOfItsDuration) {
 TEST(FaultsTest, UnhealedLastingFaultNeverHeals) {
   World0 w;
   FaultSchedule s;
-  FaultParams p = Params("crash", Duration::Seconds(1), Duration::Seconds(2));
+  FaultParams p = Params(FaultKind::kCrash, Duration::Seconds(1), Duration::Seconds(2));
   p.heal = false;
   s.Add(p, *MakeFault(p));
   EXPECT_EQ(s.healed_at(Duration()), Time::Max());
@@ -98,7 +120,7 @@ TEST(FaultsTest, UnhealedLastingFaultNeverHeals) {
 TEST(FaultsTest, PartitionBothWaysThenHeals) {
   World0 w;
   FaultSchedule s;
-  FaultParams p = Params("partition", Duration::Seconds(1), Duration::Seconds(1));
+  FaultParams p = Params(FaultKind::kPartition, Duration::Seconds(1), Duration::Seconds(1));
   s.Add(p, *MakeFault(p));
   const net::NodeId b = w.cluster.broker(BrokerId(1)).node();
   bool both = false;
@@ -114,7 +136,7 @@ TEST(FaultsTest, PartitionBothWaysThenHeals) {
 TEST(FaultsTest, PartitionOneWay) {
   World0 w;
   FaultSchedule s;
-  FaultParams p = Params("partition", Duration::Seconds(1), Duration::Seconds(1));
+  FaultParams p = Params(FaultKind::kPartition, Duration::Seconds(1), Duration::Seconds(1));
   p.direction = Direction::kToBroker;
   s.Add(p, *MakeFault(p));
   const net::NodeId b = w.cluster.broker(BrokerId(1)).node();
@@ -132,9 +154,9 @@ TEST(FaultsTest, PartitionOneWay) {
 TEST(FaultsTest, MoveLeaderAndShrinkIsr) {
   World0 w;
   FaultSchedule s;
-  FaultParams move = Params("move_leader", Duration::Seconds(1), std::nullopt);
+  FaultParams move = Params(FaultKind::kMoveLeader, Duration::Seconds(1), std::nullopt);
   s.Add(move, *MakeFault(move));
-  FaultParams shrink = Params("shrink_isr", Duration::Seconds(2), Duration::Seconds(2));
+  FaultParams shrink = Params(FaultKind::kShrinkIsr, Duration::Seconds(2), Duration::Seconds(2));
   shrink.broker = BrokerId(2);
   s.Add(shrink, *MakeFault(shrink));
   size_t isr_during = 0;
@@ -152,12 +174,13 @@ TEST(FaultsTest, MoveLeaderAndShrinkIsr) {
 TEST(FaultsTest, OtherKindsApplyAndRecord) {
   World0 w;
   FaultSchedule s;
-  for (const char* kind : {"reset", "inject_error", "lose_response", "stall_response",
-                           "mock.error", "mock.drop_response", "delay_processing", "latency_spike",
-                           "pause_fetching"}) {
+  for (const FaultKind kind :
+       {FaultKind::kReset, FaultKind::kInjectError, FaultKind::kLoseResponse,
+        FaultKind::kStallResponse, FaultKind::kMockError, FaultKind::kMockDropResponse,
+        FaultKind::kDelayProcessing, FaultKind::kLatencySpike, FaultKind::kPauseFetching}) {
     FaultParams p = Params(kind, Duration::Seconds(1), Duration::Seconds(1));
     p.extra = Duration::Millis(5);
-    if (std::string_view(kind) == "inject_error") p.duration.reset();
+    if (kind == FaultKind::kInjectError) p.duration.reset();
     s.Add(p, *MakeFault(p));
   }
   EXPECT_EQ(s.healed_at(Duration()), Time() + Duration::Seconds(2));
@@ -171,9 +194,9 @@ TEST(FaultsTest, OtherKindsApplyAndRecord) {
 TEST(FaultsTest, BlackholeIsInstantAndConnectHangLastsItsDuration) {
   World0 w;
   FaultSchedule s;
-  FaultParams hole = Params("blackhole", Duration::Seconds(1), std::nullopt);
+  FaultParams hole = Params(FaultKind::kBlackhole, Duration::Seconds(1), std::nullopt);
   s.Add(hole, *MakeFault(hole));
-  FaultParams hang = Params("connect_hang", Duration::Seconds(2), Duration::Seconds(3));
+  FaultParams hang = Params(FaultKind::kConnectHang, Duration::Seconds(2), Duration::Seconds(3));
   s.Add(hang, *MakeFault(hang));
   EXPECT_EQ(s.healed_at(Duration()), Time() + Duration::Seconds(5));
   const net::NodeId b = w.cluster.broker(BrokerId(1)).node();
@@ -185,20 +208,48 @@ TEST(FaultsTest, BlackholeIsInstantAndConnectHangLastsItsDuration) {
   EXPECT_FALSE(w.history.faults[0].healed);
   EXPECT_TRUE(w.history.faults[2].healed);
   EXPECT_EQ(w.history.faults[2].at, Time() + Duration::Seconds(5));
-  EXPECT_FALSE(MakeFault(Params("connect_hang", Duration(), std::nullopt)).ok());
+  EXPECT_FALSE(MakeFault(Params(FaultKind::kConnectHang, Duration(), std::nullopt)).ok());
 }
 
 // Only the mock kinds are mocks; an inject_error without a modelled cause
 // does not build.
 TEST(FaultsTest, MockKindsAreNamedAndInjectErrorNeedsACause) {
-  for (const std::string& kind : FaultKinds()) {
-    EXPECT_EQ(IsMockKind(kind), kind == "mock.error" || kind == "mock.drop_response") << kind;
+  for (const FaultKindInfo& k : kFaultKindInfo) {
+    EXPECT_EQ(IsMockKind(k.kind), k.name == "mock.error" || k.name == "mock.drop_response")
+        << k.name;
+    EXPECT_EQ(IsMockKind(k.kind), k.name.starts_with("mock.")) << k.name;
   }
-  FaultParams p = Params("inject_error", Duration(), std::nullopt);
+  FaultParams p = Params(FaultKind::kInjectError, Duration(), std::nullopt);
   p.error = kafka::ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER;
   EXPECT_FALSE(MakeFault(p).ok());
-  p.kind = "mock.error";
+  p.kind = FaultKind::kMockError;
   EXPECT_TRUE(MakeFault(p).ok());
+}
+
+// The kinds of the README table under heading `heading`: the first column
+// of each row, without its backticks, in the table's order.
+std::vector<std::string> ReadmeKinds(std::string_view heading) {
+  std::ifstream in(std::filesystem::path(PRODSIM_SOURCE_DIR) / "fault_models/README.md");
+  EXPECT_TRUE(in.good()) << "cannot read fault_models/README.md";
+  std::vector<std::string> kinds;
+  bool in_section = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("## ")) in_section = std::string_view(line).substr(3) == heading;
+    if (!in_section || !line.starts_with("| `")) continue;
+    kinds.push_back(line.substr(3, line.find('`', 3) - 3));
+  }
+  return kinds;
+}
+
+// fault_models/README.md's realism tables list exactly the registry's kinds,
+// each in the table its Realism names, in canonical order.
+TEST(FaultsTest, ReadmeTablesListTheRegistry) {
+  std::vector<std::string> realistic, mocks;
+  for (const FaultKindInfo& k : kFaultKindInfo) {
+    (k.realism == Realism::kMock ? mocks : realistic).emplace_back(k.name);
+  }
+  EXPECT_EQ(ReadmeKinds("The realistic kinds"), realistic);
+  EXPECT_EQ(ReadmeKinds("The mock kinds"), mocks);
 }
 
 }  // namespace

@@ -125,9 +125,10 @@ FieldRecorder Record(const Scenario& s, const FaultSpec& f) {
   for (const TopicSpec& t : s.cluster.topics) topic_known = topic_known || t.name == f.topic;
   // The wedge kinds are a choice of their own, read after everything else.
   if (internal::IsWedgeKind(f.kind)) {
-    r.Choice(&copy.kind, internal::kWedgeFaultKinds);
+    internal::OneOf(r, &copy.kind,
+                    std::span<const fault_models::FaultKind>(internal::kWedgeFaultKinds));
   } else {
-    r.Choice(&copy.kind, internal::kFaultKinds);
+    internal::OneOf(r, &copy.kind, std::span<const fault_models::FaultKind>(internal::kFaultKinds));
   }
   internal::FaultFields(r, s.cluster, internal::HealBy(s.workload, kExploreHealBy),
                         EffectiveReadTimeout(s.producer), &copy);
@@ -163,7 +164,7 @@ TEST(DecodeTest, EmptyInputIsTheSimplestScenario) {
   const Scenario base = Base();
   const Scenario s = Decode(base, {});
   EXPECT_EQ(s.seed, 0u);
-  EXPECT_EQ(s.schedule.policy, "random");
+  EXPECT_EQ(s.schedule.policy, sim::Policy::kRandom);
   EXPECT_EQ(s.schedule.preempt_per_mille, 0);
   EXPECT_TRUE(s.schedule.tape.empty());
   EXPECT_EQ(s.cluster.brokers, 1);
@@ -236,7 +237,11 @@ RC_GTEST_PROP(DecodeProperty, ExploredScenariosKeepTheirFaults, (uint64_t seed))
   for (size_t i = 0; i < g.faults.size(); ++i) {
     const ::testing::AssertionResult same =
         SameFields(s, s.faults[i], g, g.faults[i], /*durations=*/false);
-    if (!same) RC_FAIL(absl::StrCat("fault ", i, " (", g.faults[i].kind, "): ", same.message()));
+    if (!same) {
+      RC_FAIL(absl::StrCat("fault ", i, " (",
+                           std::string(fault_models::FaultKindName(g.faults[i].kind)),
+                           "): ", same.message()));
+    }
   }
 }
 
@@ -246,7 +251,7 @@ RC_GTEST_PROP(DecodeProperty, AppendedBytesOnlyExtendTheTape, ()) {
   const Scenario base = Base();
   const Scenario s = Decode(base, *GenScenarioBytes());
   // The go policy reads its tape as random does.
-  RC_PRE(s.schedule.policy == std::string("random") || s.schedule.policy == std::string("go"));
+  RC_PRE(s.schedule.policy == sim::Policy::kRandom || s.schedule.policy == sim::Policy::kGo);
   const std::string full = Encode(base, s);  // every field, then the tape
   const auto extra = *rc::gen::nonEmpty(rc::gen::arbitrary<std::vector<uint8_t>>());
   std::string longer = full;
@@ -279,7 +284,7 @@ OneFault OneFaultInput() {
   s.workload.messages = 16;
   s.workload.keys = 4;
   FaultSpec f;
-  f.kind = "lose_response";  // two fields, api and count, follow `at`
+  f.kind = fault_models::FaultKind::kLoseResponse;  // two fields, api and count, follow `at`
   f.broker = 1;
   f.count = 2;
   const Duration heal_by = internal::HealBy(s.workload, kExploreHealBy);
@@ -327,7 +332,8 @@ TEST(DecodeRealismTest, NoMockFaultsUnlessAskedAndProducerSettingsDrawn) {
     for (char& c : bytes) c = static_cast<char>(prng.Below(256));
     const Scenario s = Decode(base, AsBytes(bytes));
     for (const FaultSpec& f : s.faults) {
-      ASSERT_FALSE(f.kind.starts_with("mock.")) << i << ": " << f.kind;
+      ASSERT_FALSE(fault_models::IsMockKind(f.kind))
+          << i << ": " << fault_models::FaultKindName(f.kind);
     }
     ASSERT_EQ(FirstUnrealisticFault(s), std::nullopt) << i;
     const absl::StatusOr<sarama::Config> c = ProducerConfigOf(s.producer);
@@ -339,7 +345,7 @@ TEST(DecodeRealismTest, NoMockFaultsUnlessAskedAndProducerSettingsDrawn) {
       frequency += c->producer.flush.frequency.nanos() > 0 ? 1 : 0;
     }
     const Scenario m = Decode(base, AsBytes(bytes), DecodeOptions{.mock_faults = true});
-    for (const FaultSpec& f : m.faults) mocks += f.kind.starts_with("mock.") ? 1 : 0;
+    for (const FaultSpec& f : m.faults) mocks += fault_models::IsMockKind(f.kind) ? 1 : 0;
   }
   std::printf("decoded 3000: producer varied in %d (idempotent off %d, MaxOpenRequests 5 %d, "
               "Flush.Frequency set %d); mock faults with the option: %d\n",
@@ -391,7 +397,9 @@ TEST(DecodeStabilityTest, LateFieldsReadLastShiftNoOtherField) {
     Scenario with = Decode(base, AsBytes(bytes));
     const Scenario without = Decode(base, AsBytes(bytes), DecodeOptions{.late_draws = false});
     const size_t before = with.faults.size();
-    std::erase_if(with.faults, [](const FaultSpec& f) { return f.kind == "log_dir_failure"; });
+    std::erase_if(with.faults, [](const FaultSpec& f) {
+      return f.kind == fault_models::FaultKind::kLogDirFailure;
+    });
     failures += with.faults.size() < before ? 1 : 0;
     drained += with.workload.drain != "prompt" ? 1 : 0;
     with.workload.drain = without.workload.drain;
@@ -414,7 +422,7 @@ TEST(DecodeStabilityTest, OneFaultInputIsWellFormed) {
   const OneFault c = OneFaultInput();
   const Scenario s = Decode(c.base, AsBytes(c.bytes));
   ASSERT_EQ(s.faults.size(), 1u);
-  EXPECT_EQ(s.faults[0].kind, "lose_response");
+  EXPECT_EQ(s.faults[0].kind, fault_models::FaultKind::kLoseResponse);
   EXPECT_EQ(s.faults[0].broker, 1);
   EXPECT_EQ(s.faults[0].count, 2);
   EXPECT_EQ(s.schedule.tape, Bytes({1, 2, 3}));
@@ -449,9 +457,9 @@ TEST(DecodeStabilityTest, ChangingAByteOfAtChangesOnlyAt) {
   EXPECT_GT(Decode(c.base, AsBytes(coarse_high)).faults[0].at, original.faults[0].at);
 }
 
-std::multiset<std::pair<std::string, int32_t>> KindsAndBrokers(
+std::multiset<std::pair<fault_models::FaultKind, int32_t>> KindsAndBrokers(
     const std::vector<FaultSpec>& faults) {
-  std::multiset<std::pair<std::string, int32_t>> out;
+  std::multiset<std::pair<fault_models::FaultKind, int32_t>> out;
   for (const FaultSpec& f : faults) out.emplace(f.kind, f.broker);
   return out;
 }
@@ -496,7 +504,8 @@ TEST(DecodeCorpusTest, FilesRoundTripWithThemselvesAsBase) {
     if (all_in_range) {
       // Decoded faults come sorted by `at`.
       for (size_t i = 0; i < faults.size(); ++i) {
-        SCOPED_TRACE(absl::StrCat("fault ", i, " (", faults[i].kind, ")"));
+        SCOPED_TRACE(absl::StrCat("fault ", i, " (",
+                                  std::string(fault_models::FaultKindName(faults[i].kind)), ")"));
         EXPECT_TRUE(SameFields(s, s.faults[i], *file, faults[i]));
       }
     }
@@ -542,7 +551,7 @@ TEST(DecodeCorpusTest, FilesKeepTheirFaultKindsOnTheDefaultBase) {
     if (file->cluster.brokers <= base.cluster.brokers) {
       EXPECT_EQ(KindsAndBrokers(s.faults), KindsAndBrokers(file->faults));
     } else {
-      std::multiset<std::string> kinds, file_kinds;
+      std::multiset<fault_models::FaultKind> kinds, file_kinds;
       for (const FaultSpec& f : s.faults) kinds.insert(f.kind);
       for (const FaultSpec& f : file->faults) file_kinds.insert(f.kind);
       EXPECT_EQ(kinds, file_kinds);
@@ -554,7 +563,7 @@ TEST(DecodeCorpusTest, FilesKeepTheirFaultKindsOnTheDefaultBase) {
 Scenario WithTape(std::string tape) {
   Scenario s = Base();
   s.workload.messages = 24;
-  s.schedule.policy = "random";
+  s.schedule.policy = sim::Policy::kRandom;
   s.schedule.tape = std::move(tape);
   return s;
 }

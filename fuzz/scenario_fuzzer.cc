@@ -176,7 +176,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const scenarios::RunOutput out = scenarios::RunScenario(s);
   if (!IsFinding(out)) return 0;
   std::fprintf(stderr, "==prodsim== %s on %s (%zu faults, %d messages)\n",
-               scenarios::VerdictText(out).c_str(), s.producer.profile.c_str(), s.faults.size(),
+               scenarios::VerdictText(out).c_str(),
+               std::string(sarama::ProfileName(s.producer.profile)).c_str(), s.faults.size(),
                s.workload.messages);
   if (out.verdict == scenarios::Verdict::kHarnessError) {
     std::fprintf(stderr, "==prodsim== harness error: %s\n", out.harness_error.c_str());

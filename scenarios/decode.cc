@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "producer/profile.h"
 #include "scenarios/builtin.h"
+#include "scenarios/draw_ranges.h"
 #include "scenarios/explore.h"
 #include "scenarios/fault_fields.h"
 #include "scenarios/realism.h"
@@ -21,7 +22,8 @@
 namespace scenarios {
 namespace {
 
-inline constexpr std::string_view kPolicies[] = {"random", "pct", "fifo", "go"};
+inline constexpr sim::Policy kPolicies[] = {sim::Policy::kRandom, sim::Policy::kPct,
+                                            sim::Policy::kFifo, sim::Policy::kGo};
 inline constexpr std::string_view kLatencies[] = {"base", "uniform"};
 
 // The byte codec: one walk over the fields serves both directions. Decoding
@@ -192,7 +194,7 @@ void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scen
     // Encoding starts from the fault to write (fields the codec does not
     // carry are written by no one); decoding from a default fault.
     FaultSpec f = io.encoding() ? others[static_cast<size_t>(i)] : FaultSpec{};
-    io.Choice(&f.kind, internal::GeneratedFaultKinds(options.mock_faults));
+    internal::OneOf(io, &f.kind, internal::GeneratedFaultKinds(options.mock_faults));
     internal::FaultFields(io, c, heal_by, EffectiveReadTimeout(base.producer), &f);
     faults.push_back(std::move(f));
   }
@@ -207,12 +209,12 @@ void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scen
   s->seed = static_cast<uint64_t>(seed);
 
   ScheduleSpec& sc = s->schedule;
-  io.Choice(&sc.policy, kPolicies);
-  if (sc.policy == "random") {
+  internal::OneOf(io, &sc.policy, std::span<const sim::Policy>(kPolicies));
+  if (sc.policy == sim::Policy::kRandom) {
     io.SchemaField(schema::ScheduleSection(), "preempt_per_mille", base, options, &sc);
-  } else if (sc.policy == "pct") {
+  } else if (sc.policy == sim::Policy::kPct) {
     io.SchemaField(schema::ScheduleSection(), "pct_depth", base, options, &sc);
-  } else if (sc.policy == "go") {
+  } else if (sc.policy == sim::Policy::kGo) {
     io.SchemaField(schema::ScheduleSection(), "gomaxprocs", base, options, &sc);
     io.SchemaField(schema::ScheduleSection(), "perturb_per_mille", base, options, &sc);
   }
@@ -225,9 +227,11 @@ void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scen
     l = base.network.latency;
   } else {
     Duration spread = l.max - l.min;
-    l = LatencySpec{.kind = "uniform", .min = l.min, .max = l.max};
-    io.Dur(&l.min, Duration::Micros(50), Duration::Micros(500), 1);
-    io.Dur(&spread, Duration(), Duration::Millis(5), 1);
+    l = LatencySpec{.kind = net::LatencyModel::Kind::kUniform, .min = l.min, .max = l.max};
+    io.Dur(&l.min, Duration::Micros(internal::kLatencyMinMicros.lo),
+           Duration::Micros(internal::kLatencyMinMicros.hi), 1);
+    io.Dur(&spread, Duration::Micros(internal::kLatencySpreadMicros.lo),
+           Duration::Micros(internal::kLatencySpreadMicros.hi), 1);
     l.max = l.min + spread;
   }
 
@@ -256,7 +260,8 @@ void Fields(ByteIO& io, const Scenario& base, const DecodeOptions& options, Scen
     io.Int(&wedge_count, 0, std::min(internal::kWedgeFaultsMax, std::max(0, options.max_faults)));
     for (int32_t i = 0; i < wedge_count; ++i) {
       FaultSpec f = io.encoding() ? wedges[static_cast<size_t>(i)] : FaultSpec{};
-      io.Choice(&f.kind, internal::kWedgeFaultKinds);
+      internal::OneOf(io, &f.kind,
+                      std::span<const fault_models::FaultKind>(internal::kWedgeFaultKinds));
       internal::FaultFields(io, c, heal_by, EffectiveReadTimeout(base.producer), &f);
       s->faults.push_back(std::move(f));
     }
@@ -293,7 +298,7 @@ Scenario Decode(const Scenario& base, std::span<const uint8_t> bytes,
   s.buggify.sites.clear();
   ByteIO io(bytes);
   Fields(io, base, options, &s);
-  if (s.schedule.policy == "random" || s.schedule.policy == "go") {
+  if (s.schedule.policy == sim::Policy::kRandom || s.schedule.policy == sim::Policy::kGo) {
     const std::span<const uint8_t> rest = io.rest();
     s.schedule.tape.assign(rest.begin(), rest.end());
   }
@@ -310,7 +315,9 @@ std::string Encode(const Scenario& base, const Scenario& s, const DecodeOptions&
   ByteIO io;
   Fields(io, base, options, &copy);
   std::string out = io.out();
-  if (copy.schedule.policy == "random" || copy.schedule.policy == "go") out += s.schedule.tape;
+  if (copy.schedule.policy == sim::Policy::kRandom || copy.schedule.policy == sim::Policy::kGo) {
+    out += s.schedule.tape;
+  }
   return out;
 }
 
@@ -325,11 +332,12 @@ absl::StatusOr<Scenario> LoadBase(const std::string& path, const std::string& pr
       path.empty() ? ParseScenario(DefaultBaseText(), kDefaultBaseName) : LoadScenario(path);
   if (!base.ok()) return base;
   if (!profile.empty()) {
-    if (!sarama::ParseProfile(profile).ok()) {
+    const absl::StatusOr<sarama::Profile> parsed = sarama::ParseProfile(profile);
+    if (!parsed.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown producer profile '", profile, "' (sarama-1.42.1 or sarama-main)"));
     }
-    base->producer.profile = profile;
+    base->producer.profile = *parsed;
   }
   return base;
 }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "scenarios/client_fields.h"
+#include "scenarios/draw_ranges.h"
 #include "scenarios/fault_fields.h"
 #include "scenarios/realism.h"
 #include "sim/core/assert.h"
@@ -40,12 +41,12 @@ class PrngIO {
 // is what it was before these kinds existed.
 void AddWedgeFaults(sim::Prng& prng, Scenario* s) {
   bool added = false;
-  for (const std::string_view kind : internal::kWedgeFaultKinds) {
+  for (const fault_models::FaultKind kind : internal::kWedgeFaultKinds) {
     if (!prng.Chance(1, 2)) continue;
     const int64_t n = prng.UniformInt(1, internal::kWedgeFaultsPerKindMax);
     for (int64_t i = 0; i < n; ++i) {
       FaultSpec f;
-      f.kind = std::string(kind);
+      f.kind = kind;
       PrngIO io(prng);
       internal::FaultFields(io, s->cluster, internal::HealBy(s->workload, kExploreHealBy),
                             EffectiveReadTimeout(s->producer), &f);
@@ -97,17 +98,22 @@ Scenario Generate(const Scenario& base, uint64_t seed, const GenerateOptions& op
   // depth, which reach the interleavings Go's rules make rare.
   s.schedule.tape.clear();
   if (options.go_share_per_mille > 0 && prng.Chance(options.go_share_per_mille, 1000)) {
-    s.schedule.policy = "go";
-    constexpr int32_t kProcs[] = {1, 2, 4};
-    s.schedule.gomaxprocs = kProcs[prng.Below(3)];
+    s.schedule.policy = sim::Policy::kGo;
+    s.schedule.gomaxprocs =
+        internal::kExploreGoMaxProcs[prng.Below(std::size(internal::kExploreGoMaxProcs))];
     s.schedule.perturb_per_mille =
-        prng.Chance(1, 3) ? static_cast<int32_t>(prng.UniformInt(1, 300)) : 0;
+        prng.Chance(1, 3)
+            ? static_cast<int32_t>(prng.UniformInt(internal::kExplorePerturbPerMille.lo,
+                                                   internal::kExplorePerturbPerMille.hi))
+            : 0;
   } else if (prng.Chance(1, 2)) {
-    s.schedule.policy = "random";
-    s.schedule.preempt_per_mille = static_cast<int32_t>(prng.UniformInt(50, 950));
+    s.schedule.policy = sim::Policy::kRandom;
+    s.schedule.preempt_per_mille = static_cast<int32_t>(prng.UniformInt(
+        internal::kExplorePreemptPerMille.lo, internal::kExplorePreemptPerMille.hi));
   } else {
-    s.schedule.policy = "pct";
-    s.schedule.pct_depth = static_cast<int32_t>(prng.UniformInt(1, 6));
+    s.schedule.policy = sim::Policy::kPct;
+    s.schedule.pct_depth =
+        static_cast<int32_t>(prng.UniformInt(internal::kPctDepth.lo, internal::kPctDepth.hi));
   }
   // A real client: its own settings from a stream of their own, so that
   // every draw below is the model's for this seed; only the timeouts the
@@ -127,13 +133,16 @@ Scenario Generate(const Scenario& base, uint64_t seed, const GenerateOptions& op
     }
   }
   s.network.latency = LatencySpec{};
-  s.network.latency.kind = "uniform";
-  s.network.latency.min = Duration::Micros(prng.UniformInt(50, 500));
-  s.network.latency.max = s.network.latency.min + Duration::Micros(prng.UniformInt(0, 5000));
+  s.network.latency.kind = net::LatencyModel::Kind::kUniform;
+  s.network.latency.min = Duration::Micros(
+      prng.UniformInt(internal::kLatencyMinMicros.lo, internal::kLatencyMinMicros.hi));
+  s.network.latency.max =
+      s.network.latency.min + Duration::Micros(prng.UniformInt(internal::kLatencySpreadMicros.lo,
+                                                               internal::kLatencySpreadMicros.hi));
   // Swarm: a random subset of the kinds, each with its own weight.
-  std::vector<std::string_view> enabled;
+  std::vector<fault_models::FaultKind> enabled;
   std::vector<uint64_t> weights;
-  for (const std::string_view kind : internal::GeneratedFaultKinds(options.mock_faults)) {
+  for (const fault_models::FaultKind kind : internal::GeneratedFaultKinds(options.mock_faults)) {
     if (!prng.Chance(1, 2)) continue;
     enabled.push_back(kind);
     weights.push_back(static_cast<uint64_t>(prng.UniformInt(1, 10)));
@@ -148,7 +157,7 @@ Scenario Generate(const Scenario& base, uint64_t seed, const GenerateOptions& op
       size_t k = 0;
       while (r >= weights[k]) r -= weights[k++];
       FaultSpec f;
-      f.kind = std::string(enabled[k]);
+      f.kind = enabled[k];
       PrngIO io(prng);
       internal::FaultFields(io, s.cluster, internal::HealBy(s.workload, kExploreHealBy),
                             EffectiveReadTimeout(s.producer), &f);

@@ -63,13 +63,13 @@ TEST(ExploreTest, ShardsAreDisjoint) {
 // Swarm: over many seeds every realistic fault kind is drawn, and not
 // always all.
 TEST(ExploreTest, SwarmCoversEveryKind) {
-  std::set<std::string> kinds;
+  std::set<fault_models::FaultKind> kinds;
   int without_crash = 0;
   for (uint64_t seed = 1; seed <= 500; ++seed) {
     bool crash = false;
     for (const FaultSpec& f : Generate(Base(), seed).faults) {
       kinds.insert(f.kind);
-      crash = crash || f.kind == "crash";
+      crash = crash || f.kind == fault_models::FaultKind::kCrash;
     }
     without_crash += crash ? 0 : 1;
   }
@@ -89,7 +89,8 @@ TEST(ExploreTest, WedgeKindsDrawnLastShiftNoOtherDraw) {
     const Scenario without = Generate(Base(), seed, {.wedge_faults = false, .late_draws = false});
     const size_t before = s.faults.size();
     std::erase_if(s.faults, [](const FaultSpec& f) {
-      return f.kind == "blackhole" || f.kind == "connect_hang";
+      return f.kind == fault_models::FaultKind::kBlackhole ||
+             f.kind == fault_models::FaultKind::kConnectHang;
     });
     with_wedges += s.faults.size() < before ? 1 : 0;
     EXPECT_EQ(s, without);
@@ -110,7 +111,9 @@ TEST(ExploreTest, LateDrawsShiftNoOtherDraw) {
     Scenario s = Generate(Base(), seed);
     const Scenario without = Generate(Base(), seed, {.late_draws = false});
     const size_t before = s.faults.size();
-    std::erase_if(s.faults, [](const FaultSpec& f) { return f.kind == "log_dir_failure"; });
+    std::erase_if(s.faults, [](const FaultSpec& f) {
+      return f.kind == fault_models::FaultKind::kLogDirFailure;
+    });
     failures += s.faults.size() < before ? 1 : 0;
     drained += s.workload.drain != "prompt" ? 1 : 0;
     s.workload.drain = without.workload.drain;
@@ -138,12 +141,13 @@ TEST(ExploreTest, MockFaultsOnlyWhenAsked) {
   for (uint64_t seed = 1; seed <= 3000; ++seed) {
     const Scenario s = Generate(base, seed);
     for (const FaultSpec& f : s.faults) {
-      ASSERT_FALSE(f.kind.starts_with("mock.")) << "seed " << seed << ": " << f.kind;
-      injected += f.kind == "inject_error" ? 1 : 0;
+      ASSERT_FALSE(fault_models::IsMockKind(f.kind))
+          << "seed " << seed << ": " << fault_models::FaultKindName(f.kind);
+      injected += f.kind == fault_models::FaultKind::kInjectError ? 1 : 0;
     }
     EXPECT_EQ(FirstUnrealisticFault(s), std::nullopt) << "seed " << seed;
     for (const FaultSpec& f : Generate(base, seed, {.mock_faults = true}).faults) {
-      mocks += f.kind.starts_with("mock.") ? 1 : 0;
+      mocks += fault_models::IsMockKind(f.kind) ? 1 : 0;
     }
   }
   EXPECT_GT(injected, 100);
@@ -230,7 +234,7 @@ Scenario WithAllSites(uint64_t seed) {
   s.seed = seed;
   s.workload.messages = 200;
   FaultSpec move;  // a metadata update, for broker.slow_metadata
-  move.kind = "move_leader";
+  move.kind = fault_models::FaultKind::kMoveLeader;
   move.at = Duration::Millis(50);
   move.broker = 1;
   s.faults = {move};

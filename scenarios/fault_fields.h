@@ -11,67 +11,90 @@
 //   void Dur(Duration* v, Duration lo, Duration hi);    // [lo, hi]
 //   void Int(int32_t* v, int64_t lo, int64_t hi);       // [lo, hi]
 //   void Choice(std::string* v, std::span<const std::string_view> options);
+// (a typed choice is OneOf below, an Index into its options).
 //   void Flag(bool* v);                                 // even odds
 #ifndef PRODSIM_SCENARIOS_FAULT_FIELDS_H_
 #define PRODSIM_SCENARIOS_FAULT_FIELDS_H_
 
 #include <algorithm>
+#include <array>
 #include <iterator>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "fault_models/kinds.h"
 #include "scenarios/scenario.h"
 
 namespace scenarios::internal {
 
-// The kinds generated faults take, in the order both generators index them:
-// the realistic kinds, and the mock kinds after them only when asked for
-// (GeneratedFaultKinds). The wedge kinds are drawn apart (kWedgeFaultKinds).
-inline constexpr std::string_view kFaultKinds[] = {
-    "reset",          "partition",        "crash",         "move_leader",    "lose_response",
-    "inject_error",   "delay_processing", "latency_spike", "pause_fetching", "shrink_isr",
-    "stall_response", "mock.drop_response", "mock.error"};
-inline constexpr size_t kRealisticFaultKinds = 11;
-// The first 11 kinds, or all 13 with the mocks.
-inline std::span<const std::string_view> GeneratedFaultKinds(bool mock_faults) {
-  return std::span<const std::string_view>(kFaultKinds).first(
-      mock_faults ? std::size(kFaultKinds) : kRealisticFaultKinds);
+// The kinds generated faults take, in the order both generators index them
+// (fault_models/kinds.h: each kind's DrawStep and draw order): the
+// realistic kinds, and the mock kinds after them only when asked for
+// (GeneratedFaultKinds). The wedge and late kinds are drawn apart.
+using fault_models::FaultKind;
+inline constexpr auto kFaultKinds = fault_models::KindsDrawnIn<fault_models::DrawStep::kSwarm>();
+inline constexpr size_t kRealisticFaultKinds =
+    fault_models::RealisticKindsDrawnInCount(fault_models::DrawStep::kSwarm);
+// The realistic kinds, or all of them with the mocks.
+inline std::span<const FaultKind> GeneratedFaultKinds(bool mock_faults) {
+  return std::span<const FaultKind>(kFaultKinds)
+      .first(mock_faults ? std::size(kFaultKinds) : kRealisticFaultKinds);
 }
 // The wedge kinds, realistic but drawn in a step of their own after every
 // other field (explore: after the producer's settings; the codec: after
 // them, before the schedule's tape), so that adding them shifted no draw
 // and no byte of what existed before: a seed or an input without wedges
 // gives the scenario it gave.
-inline constexpr std::string_view kWedgeFaultKinds[] = {"blackhole", "connect_hang"};
+inline constexpr auto kWedgeFaultKinds =
+    fault_models::KindsDrawnIn<fault_models::DrawStep::kWedge>();
 // At most this many wedge faults of each kind in explore, and in all in
 // the codec (never more than DecodeOptions::max_faults).
 inline constexpr int32_t kWedgeFaultsPerKindMax = 2;
 inline constexpr int32_t kWedgeFaultsMax = 4;
-inline bool IsWedgeKind(std::string_view kind) {
+inline bool IsWedgeKind(FaultKind kind) {
   return std::find(std::begin(kWedgeFaultKinds), std::end(kWedgeFaultKinds), kind) !=
          std::end(kWedgeFaultKinds);
 }
 // Drawn after the wedge kinds, in a step of their own with the
-// application's drain (LateFields): what came later still.
-inline constexpr std::string_view kLateFaultKinds[] = {"log_dir_failure"};
-inline bool IsLateKind(std::string_view kind) { return kind == "log_dir_failure"; }
+// application's drain (LateFields): what came later still. LateFields
+// draws one kind, so the step holds one.
+inline constexpr auto kLateFaultKinds = fault_models::KindsDrawnIn<fault_models::DrawStep::kLate>();
+static_assert(std::size(kLateFaultKinds) == 1, "LateFields draws the one late kind");
+inline bool IsLateKind(FaultKind kind) { return kind == kLateFaultKinds[0]; }
 // The application's drains other than prompt (WorkloadSpec::drain).
 inline constexpr std::string_view kLaterDrains[] = {"late", "slow", "close"};
-inline constexpr std::string_view kDirections[] = {"both", "to_broker", "from_broker"};
+inline constexpr fault_models::Direction kDirections[] = {fault_models::Direction::kBoth,
+                                                          fault_models::Direction::kToBroker,
+                                                          fault_models::Direction::kFromBroker};
 // What a realistic inject_error brings about (fault_models::InjectableErrors).
-inline constexpr std::string_view kInjectedErrors[] = {
-    "NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "NOT_ENOUGH_REPLICAS",
-    "NOT_ENOUGH_REPLICAS_AFTER_APPEND"};
+inline constexpr kafka::ErrorCode kInjectedErrors[] = {
+    kafka::ErrorCode::NOT_LEADER_OR_FOLLOWER, kafka::ErrorCode::REQUEST_TIMED_OUT,
+    kafka::ErrorCode::NOT_ENOUGH_REPLICAS, kafka::ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND};
 // What a mock.error answers with (the MockBroker tests' favourites).
-inline constexpr std::string_view kMockErrors[] = {
-    "NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "NOT_ENOUGH_REPLICAS", "LEADER_NOT_AVAILABLE",
-    "NOT_ENOUGH_REPLICAS_AFTER_APPEND"};
+inline constexpr kafka::ErrorCode kMockErrors[] = {
+    kafka::ErrorCode::NOT_LEADER_OR_FOLLOWER, kafka::ErrorCode::REQUEST_TIMED_OUT,
+    kafka::ErrorCode::NOT_ENOUGH_REPLICAS, kafka::ErrorCode::LEADER_NOT_AVAILABLE,
+    kafka::ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND};
 // The requests whose responses lose_response and stall_response hit,
 // produce three times as often as the others.
-inline constexpr std::string_view kResponseApis[] = {"produce", "produce", "produce", "metadata",
-                                                     "init_producer_id"};
+inline constexpr kafka::ApiKey kResponseApis[] = {kafka::ApiKey::kProduce, kafka::ApiKey::kProduce,
+                                                  kafka::ApiKey::kProduce, kafka::ApiKey::kMetadata,
+                                                  kafka::ApiKey::kInitProducerId};
+
+// One of `options` (in place: encoding starts from the current value): an
+// Index, the last option equal to the current value (the codec encodes
+// that one, as a string Choice does).
+template <class IO, class T>
+void OneOf(IO& io, T* v, std::span<const T> options) {
+  int32_t i = 0;
+  for (size_t k = 0; k < options.size(); ++k) {
+    if (options[k] == *v) i = static_cast<int32_t>(k);
+  }
+  io.Index(&i, static_cast<int64_t>(options.size()));
+  *v = options[static_cast<size_t>(i)];
+}
 
 // Generated faults fall within the workload's span (one burst per
 // interval), at least 100 ms and at most `cap`.
@@ -100,61 +123,64 @@ void TopicPartition(IO& io, const ClusterSpec& c, FaultSpec* f) {
 template <class IO>
 void FaultFields(IO& io, const ClusterSpec& c, Duration heal_by, Duration read_timeout,
                  FaultSpec* f) {
-  const std::string& kind = f->kind;
+  using K = FaultKind;
+  const K kind = f->kind;
   io.Index(&f->broker, c.brokers);
   io.Dur(&f->at, Duration::Nanos(heal_by.nanos() / 100), Duration::Nanos(heal_by.nanos() / 4 * 3));
   const Duration room = heal_by - f->at;
   Duration d = f->duration.value_or(Duration());
-  if (kind == "partition" || kind == "crash") {
+  if (kind == K::kPartition || kind == K::kCrash) {
     io.Dur(&d, std::min(Duration::Millis(50), room), room);
     f->duration = d;
-    if (kind == "partition") io.Choice(&f->direction, kDirections);
-  } else if (kind == "delay_processing" || kind == "latency_spike") {
+    if (kind == K::kPartition)
+      OneOf(io, &f->direction, std::span<const fault_models::Direction>(kDirections));
+  } else if (kind == K::kDelayProcessing || kind == K::kLatencySpike) {
     io.Dur(&d, std::min(Duration::Millis(10), room), room);
     f->duration = d;
     io.Dur(&f->extra, Duration::Millis(1), Duration::Millis(500));
-    if (kind == "latency_spike") f->direction = "both";
-  } else if (kind == "pause_fetching" || kind == "shrink_isr") {
+    if (kind == K::kLatencySpike) f->direction = fault_models::Direction::kBoth;
+  } else if (kind == K::kPauseFetching || kind == K::kShrinkIsr) {
     io.Dur(&d, std::min(Duration::Millis(10), room), room);
     f->duration = d;
-    if (kind == "shrink_isr") TopicPartition(io, c, f);
-  } else if (kind == "move_leader") {
+    if (kind == K::kShrinkIsr) TopicPartition(io, c, f);
+  } else if (kind == K::kMoveLeader) {
     bool one_partition = !f->topic.empty();
     io.Flag(&one_partition);
     if (one_partition) TopicPartition(io, c, f);
-  } else if (kind == "inject_error") {
-    io.Choice(&f->error, kInjectedErrors);
+  } else if (kind == K::kInjectError) {
+    OneOf(io, &f->error, std::span<const kafka::ErrorCode>(kInjectedErrors));
     io.Int(&f->count, 1, 3);
-    if (f->error == "NOT_ENOUGH_REPLICAS" || f->error == "NOT_ENOUGH_REPLICAS_AFTER_APPEND") {
+    if (f->error == kafka::ErrorCode::NOT_ENOUGH_REPLICAS ||
+        f->error == kafka::ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND) {
       io.Dur(&d, Duration::Millis(10), Duration::Seconds(2));
       f->duration = d;
     } else {
       f->duration.reset();
     }
-  } else if (kind == "lose_response") {
-    io.Choice(&f->api, kResponseApis);
+  } else if (kind == K::kLoseResponse) {
+    OneOf(io, &f->api, std::span<const kafka::ApiKey>(kResponseApis));
     io.Int(&f->count, 1, 2);
-  } else if (kind == "stall_response") {
-    io.Choice(&f->api, kResponseApis);
+  } else if (kind == K::kStallResponse) {
+    OneOf(io, &f->api, std::span<const kafka::ApiKey>(kResponseApis));
     io.Int(&f->count, 1, 2);
     // Around the client's read timeout: shorter is a slow answer, longer
     // one the client gives up on.
     io.Dur(&f->extra, Duration::Nanos(read_timeout.nanos() / 2),
            Duration::Nanos(read_timeout.nanos() / 2 * 3));
-  } else if (kind == "blackhole") {
+  } else if (kind == K::kBlackhole) {
     f->duration.reset();  // instant: the connections open at `at` are lost
-  } else if (kind == "log_dir_failure") {
+  } else if (kind == K::kLogDirFailure) {
     f->duration.reset();  // for good: Kafka needs a restart on a repaired disk
     TopicPartition(io, c, f);
-  } else if (kind == "connect_hang") {
+  } else if (kind == K::kConnectHang) {
     // Past 1 s a dial waits for the retransmission at 3 s, past 3 s for
     // the one at 7 s (the explore window holds no more).
     io.Dur(&d, std::min(Duration::Millis(50), room), room);
     f->duration = d;
-  } else if (kind == "mock.error") {
-    io.Choice(&f->error, kMockErrors);
+  } else if (kind == K::kMockError) {
+    OneOf(io, &f->error, std::span<const kafka::ErrorCode>(kMockErrors));
     io.Int(&f->count, 1, 3);
-  } else if (kind == "mock.drop_response") {
+  } else if (kind == K::kMockDropResponse) {
     io.Int(&f->count, 1, 2);
   }
 }
@@ -168,12 +194,12 @@ void FaultFields(IO& io, const ClusterSpec& c, Duration heal_by, Duration read_t
 template <class IO>
 bool LateFields(IO& io, const ClusterSpec& c, Duration heal_by, Duration read_timeout,
                 bool faults, FaultSpec* f, WorkloadSpec* w) {
-  bool failure = f->kind == "log_dir_failure";
+  bool failure = IsLateKind(f->kind);
   int32_t odds = failure ? 3 : 0;  // one in four
   if (faults) io.Index(&odds, 4);
   failure = faults && odds == 3;
   if (failure) {
-    f->kind = "log_dir_failure";
+    f->kind = kLateFaultKinds[0];
     FaultFields(io, c, heal_by, read_timeout, f);
   }
   bool later = w->drain != "prompt";
@@ -194,17 +220,6 @@ bool LateFields(IO& io, const ClusterSpec& c, Duration heal_by, Duration read_ti
     w->drain_delay = Duration();
   }
   return failure;
-}
-
-// One of `options` (in place: encoding starts from the current value).
-template <class IO, class T>
-void OneOf(IO& io, T* v, std::span<const T> options) {
-  int32_t i = 0;
-  for (size_t k = 0; k < options.size(); ++k) {
-    if (options[k] == *v) i = static_cast<int32_t>(k);
-  }
-  io.Index(&i, static_cast<int64_t>(options.size()));
-  *v = options[static_cast<size_t>(i)];
 }
 
 // The producer's settings: the base's, or (a flag) a draw of the settings

@@ -25,10 +25,7 @@ std::string InjectableNames() {
 
 namespace {
 
-sarama::Config DefaultsOf(const ProducerSpec& p) {
-  absl::StatusOr<sarama::Profile> profile = sarama::ParseProfile(p.profile);
-  return profile.ok() ? sarama::NewConfig(*profile) : sarama::NewConfig();
-}
+sarama::Config DefaultsOf(const ProducerSpec& p) { return sarama::NewConfig(p.profile); }
 
 }  // namespace
 
@@ -44,28 +41,29 @@ Duration EffectiveReadTimeout(const ProducerSpec& p) {
 
 std::optional<FaultProblem> InjectErrorProblem(const FaultSpec& f, const ProducerSpec& p,
                                                const ClusterSpec& c) {
-  PRODSIM_ASSERT(f.kind == "inject_error");
-  const std::optional<kafka::ErrorCode> code = kafka::ErrorCodeFromName(f.error);
-  PRODSIM_ASSERT_MSG(code.has_value(), "InjectErrorProblem: an unknown error name");
-  const fault_models::InjectableError* e = fault_models::FindInjectableError(*code);
+  PRODSIM_ASSERT(f.kind == fault_models::FaultKind::kInjectError);
+  PRODSIM_ASSERT_MSG(f.error != kafka::ErrorCode::NONE, "InjectErrorProblem: no error");
+  const std::string error = kafka::ErrorCodeName(f.error);
+  const fault_models::InjectableError* e = fault_models::FindInjectableError(f.error);
   if (e == nullptr) {
     return FaultProblem{
         "error",
-        absl::StrCat("a Kafka 2.6 broker does not answer a produce request with ", f.error,
+        absl::StrCat("a Kafka 2.6 broker does not answer a produce request with ", error,
                      " from any cause prodsim models"),
         absl::StrCat("inject_error brings about ", InjectableNames(),
                      "; for a MockBroker port, kind = \"mock.error\" answers with any error")};
   }
-  if (f.api != "produce") {
-    return FaultProblem{"api",
-                        absl::StrCat("inject_error brings ", f.error,
-                                     " about at produce requests only, not ", f.api),
-                        "set api = \"produce\" or leave it out; mock.error answers other "
-                        "requests with any error"};
+  if (f.api != kafka::ApiKey::kProduce) {
+    return FaultProblem{
+        "api",
+        absl::StrCat("inject_error brings ", error, " about at produce requests only, not ",
+                     std::string(fault_models::FaultApiKey(f.api))),
+        "set api = \"produce\" or leave it out; mock.error answers other "
+        "requests with any error"};
   }
   if (e->needs_acks_all && EffectiveRequiredAcks(p) != -1) {
     return FaultProblem{"error",
-                        absl::StrCat("Kafka answers ", f.error,
+                        absl::StrCat("Kafka answers ", error,
                                      " only to acks=all (-1) produce requests, and the producer "
                                      "sends acks=",
                                      EffectiveRequiredAcks(p)),
@@ -79,25 +77,24 @@ std::optional<FaultProblem> InjectErrorProblem(const FaultSpec& f, const Produce
   if (rf < e->min_replicas) {
     return FaultProblem{
         f.topic.empty() ? "error" : "topic",
-        absl::StrCat(f.error, " needs a partition with replication_factor >= ", e->min_replicas,
-                     " (", e->cause, "), and ",
+        absl::StrCat(error, " needs a partition with replication_factor >= ", e->min_replicas, " (",
+                     e->cause, "), and ",
                      f.topic.empty() ? std::string("no topic") : absl::StrCat("topic ", f.topic),
                      " has it"),
         "raise the topic's replication_factor, or pick another error"};
   }
   if (c.min_insync_replicas < e->min_insync) {
-    return FaultProblem{
-        "error",
-        absl::StrCat(f.error, " needs cluster.min_insync_replicas >= ", e->min_insync,
-                     " (with ", c.min_insync_replicas,
-                     " the leader alone is enough, and Kafka never gives it)"),
-        "raise cluster.min_insync_replicas, or pick another error"};
+    return FaultProblem{"error",
+                        absl::StrCat(error, " needs cluster.min_insync_replicas >= ", e->min_insync,
+                                     " (with ", c.min_insync_replicas,
+                                     " the leader alone is enough, and Kafka never gives it)"),
+                        "raise cluster.min_insync_replicas, or pick another error"};
   }
   if (f.duration && !e->reads_duration) {
     return FaultProblem{"duration",
                         absl::StrCat("inject_error's duration means how long the cause lasts, "
                                      "and the cause of ",
-                                     f.error, " (", e->cause, ") has no length"),
+                                     error, " (", e->cause, ") has no length"),
                         "remove duration"};
   }
   return std::nullopt;
@@ -106,9 +103,10 @@ std::optional<FaultProblem> InjectErrorProblem(const FaultSpec& f, const Produce
 std::optional<std::string> FirstUnrealisticFault(const Scenario& s) {
   for (size_t i = 0; i < s.faults.size(); ++i) {
     const FaultSpec& f = s.faults[i];
-    if (f.kind != "inject_error") continue;
-    if (!kafka::ErrorCodeFromName(f.error).has_value()) {
-      return absl::StrCat("faults[", i, "].error: unknown Kafka error ", f.error);
+    if (f.kind != fault_models::FaultKind::kInjectError) continue;
+    // A scenario built in code may leave it unset (a file cannot).
+    if (f.error == kafka::ErrorCode::NONE) {
+      return absl::StrCat("faults[", i, "].error: unknown Kafka error ");
     }
     if (std::optional<FaultProblem> p = InjectErrorProblem(f, s.producer, s.cluster)) {
       return absl::StrCat("faults[", i, "].", p->field, ": ", p->what);
@@ -119,8 +117,8 @@ std::optional<std::string> FirstUnrealisticFault(const Scenario& s) {
 
 void DropUnrealisticFaults(Scenario* s) {
   std::erase_if(s->faults, [&](const FaultSpec& f) {
-    if (f.kind != "inject_error") return false;
-    if (!kafka::ErrorCodeFromName(f.error).has_value()) return true;
+    if (f.kind != fault_models::FaultKind::kInjectError) return false;
+    if (f.error == kafka::ErrorCode::NONE) return true;
     return InjectErrorProblem(f, s->producer, s->cluster).has_value();
   });
 }

@@ -36,8 +36,8 @@ int32_t EffectiveRequiredAcks(const ProducerSpec& p);
 Duration EffectiveReadTimeout(const ProducerSpec& p);
 
 // The problem with inject_error fault `f` in a scenario with producer `p`
-// and cluster `c`, if any. REQUIRES: f.kind == "inject_error", f.error a
-// name ErrorCodeFromName knows, f.topic empty or a topic of `c`.
+// and cluster `c`, if any. REQUIRES: f.kind is inject_error, f.error set
+// (not NONE), f.topic empty or a topic of `c`.
 std::optional<FaultProblem> InjectErrorProblem(const FaultSpec& f, const ProducerSpec& p,
                                                const ClusterSpec& c);
 

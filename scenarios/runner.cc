@@ -61,9 +61,7 @@ struct World {
 }  // namespace
 
 absl::StatusOr<sarama::Config> ProducerConfigOf(const ProducerSpec& p) {
-  absl::StatusOr<sarama::Profile> profile = sarama::ParseProfile(p.profile);
-  if (!profile.ok()) return profile.status();
-  sarama::Config c = sarama::NewConfig(*profile);
+  sarama::Config c = sarama::NewConfig(p.profile);
   if (p.idempotent) c.producer.idempotent = *p.idempotent;
   if (p.net_max_open_requests) c.net.max_open_requests = *p.net_max_open_requests;
   if (p.net_read_timeout) c.net.read_timeout = *p.net_read_timeout;
@@ -86,7 +84,7 @@ absl::StatusOr<sarama::Config> ProducerConfigOf(const ProducerSpec& p) {
   if (p.test_defect == "no-retry-backoff") c.test_defects.no_retry_backoff = true;
   if (p.test_defect == "no-read-timeout") c.test_defects.no_read_timeout = true;
   if (p.version) {
-    absl::StatusOr<sarama::KafkaVersion> v = sarama::ParseKafkaVersion(*p.version, *profile);
+    absl::StatusOr<sarama::KafkaVersion> v = sarama::ParseKafkaVersion(*p.version, p.profile);
     if (!v.ok()) return v.status();
     c.version = *v;
   }
@@ -111,8 +109,14 @@ absl::StatusOr<kafka::ClusterConfig> ClusterConfigOf(const ClusterSpec& s) {
 }
 
 net::LatencyModel LatencyOf(const LatencySpec& l) {
-  if (l.kind == "uniform") return net::LatencyModel::Uniform(l.min, l.max);
-  if (l.kind == "exponential") return net::LatencyModel::Exponential(l.min, l.mean, l.cap);
+  switch (l.kind) {
+    case net::LatencyModel::Kind::kConstant:
+      return net::LatencyModel::Constant(l.min);
+    case net::LatencyModel::Kind::kUniform:
+      return net::LatencyModel::Uniform(l.min, l.max);
+    case net::LatencyModel::Kind::kExponential:
+      return net::LatencyModel::Exponential(l.min, l.mean, l.cap);
+  }
   return net::LatencyModel::Constant(l.min);
 }
 
@@ -134,24 +138,16 @@ absl::Status CheckBuggifySites(const BuggifySpec& b) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<fault_models::FaultParams> FaultParamsOf(const FaultSpec& f) {
+fault_models::FaultParams FaultParamsOf(const FaultSpec& f) {
   fault_models::FaultParams p;
   p.kind = f.kind;
   p.at = Time() + f.at;
   p.duration = f.duration;
   p.broker = kafka::BrokerId(f.broker);
-  p.direction = f.direction == "to_broker"     ? fault_models::Direction::kToBroker
-                : f.direction == "from_broker" ? fault_models::Direction::kFromBroker
-                                               : fault_models::Direction::kBoth;
+  p.direction = f.direction;
   if (!f.topic.empty()) p.tp = kafka::TopicPartition{f.topic, kafka::PartitionId(std::max(0, f.partition))};
-  p.api = f.api == "metadata"           ? kafka::ApiKey::kMetadata
-          : f.api == "init_producer_id" ? kafka::ApiKey::kInitProducerId
-                                        : kafka::ApiKey::kProduce;
-  if (!f.error.empty()) {
-    std::optional<kafka::ErrorCode> e = kafka::ErrorCodeFromName(f.error);
-    if (!e) return absl::InvalidArgumentError(absl::StrCat("unknown Kafka error ", f.error));
-    p.error = *e;
-  }
+  p.api = f.api;
+  if (f.error != kafka::ErrorCode::NONE) p.error = f.error;
   p.count = f.count;
   p.extra = f.extra;
   p.heal = f.heal;
@@ -391,27 +387,24 @@ std::string FailureName(const RunOutput& out) {
 absl::StatusOr<WorldPlan> PlanWorld(const Scenario& s) {
   WorldPlan plan;
   absl::StatusOr<kafka::ClusterConfig> cc = ClusterConfigOf(s.cluster);
-  absl::StatusOr<sim::Policy> policy = sim::ParsePolicy(s.schedule.policy);
   const std::optional<std::string> unrealistic = FirstUnrealisticFault(s);
   const absl::Status realism = unrealistic ? absl::InvalidArgumentError(*unrealistic)
                                            : absl::OkStatus();
-  for (const absl::Status& st :
-       {cc.status(), policy.status(), CheckBuggifySites(s.buggify), realism}) {
+  for (const absl::Status& st : {cc.status(), CheckBuggifySites(s.buggify), realism}) {
     if (!st.ok()) return st;
   }
   plan.cluster = *std::move(cc);
   plan.latency = LatencyOf(s.network.latency);
   plan.mock_faults = HasMockFaults(s);
   for (const FaultSpec& f : s.faults) {
-    absl::StatusOr<fault_models::FaultParams> p = FaultParamsOf(f);
-    absl::StatusOr<std::unique_ptr<fault_models::Fault>> fault =
-        p.ok() ? fault_models::MakeFault(*p) : p.status();
+    const fault_models::FaultParams p = FaultParamsOf(f);
+    absl::StatusOr<std::unique_ptr<fault_models::Fault>> fault = fault_models::MakeFault(p);
     if (!fault.ok()) return fault.status();
-    plan.faults.Add(*p, std::move(*fault));
+    plan.faults.Add(p, std::move(*fault));
   }
   sim::SchedulerOptions& o = plan.scheduler;
   o.seed = s.seed;
-  o.policy = *policy;
+  o.policy = s.schedule.policy;
   o.pct_depth = static_cast<uint32_t>(s.schedule.pct_depth);
   o.pct_steps = static_cast<uint64_t>(s.schedule.pct_steps);
   o.preempt_per_mille = static_cast<uint32_t>(s.schedule.preempt_per_mille);
@@ -456,10 +449,9 @@ void FollowCountFaults(const Scenario& s, const WorldPlan& plan, sim::Scheduler&
 RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   RunOutput out;
   absl::StatusOr<sarama::Config> conf = ProducerConfigOf(s.producer);
-  absl::StatusOr<sarama::Profile> profile = sarama::ParseProfile(s.producer.profile);
   absl::StatusOr<WorldPlan> plan = PlanWorld(s);
   out.mock_faults = HasMockFaults(s);
-  for (const absl::Status& st : {conf.status(), profile.status(), plan.status()}) {
+  for (const absl::Status& st : {conf.status(), plan.status()}) {
     if (!st.ok()) {
       out.verdict = Verdict::kHarnessError;
       out.harness_error = std::string(st.message());
@@ -482,7 +474,7 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   w->record.check_leaked_goroutines = s.checks.no_leaked_goroutines;
   FollowCountFaults(s, *plan, w->sched, w->cluster, w->record);
   plan->faults.Start(fault_models::World{&w->sched, &w->network, &w->cluster, w->client});
-  w->sched.Go(std::string(kApplicationTask), Application(w.get(), &s, *conf, *profile));
+  w->sched.Go(std::string(kApplicationTask), Application(w.get(), &s, *conf, s.producer.profile));
   w->record.run = w->sched.Run();
   if (s.checks.no_leaked_goroutines) RecordProducerGoroutines(*w);
   w->cluster.SnapshotLogs();
@@ -503,29 +495,33 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
 
 Scenario WithProfile(const Scenario& s, std::string_view profile) {
   Scenario out = s;
-  if (out.producer.profile == profile) return out;
+  const std::string own(sarama::ProfileName(out.producer.profile));
+  if (own == profile) return out;
   // [expect] follows the file's own profile; remember it among the others
   // so that MatchesExpect finds every profile's entry the same way.
   if (out.expect.has_value() && !out.expect->verdict.empty()) {
-    out.expect->profiles.push_back(ProfileExpectSpec{out.producer.profile, out.expect->verdict,
-                                                     out.expect->check, out.expect->signature});
+    out.expect->profiles.push_back(
+        ProfileExpectSpec{own, out.expect->verdict, out.expect->check, out.expect->signature});
     out.expect->verdict.clear();
     out.expect->check.clear();
     out.expect->signature.clear();
   }
-  out.producer.profile = std::string(profile);
+  const absl::StatusOr<sarama::Profile> parsed = sarama::ParseProfile(profile);
+  PRODSIM_ASSERT_MSG(parsed.ok(), "WithProfile: an unknown profile");
+  out.producer.profile = *parsed;
   return out;
 }
 
 bool MatchesExpect(const Scenario& s, const RunOutput& out, std::string* why) {
+  const std::string own(sarama::ProfileName(s.producer.profile));
   if (!s.expect.has_value()) return true;
   std::string verdict = s.expect->verdict, check = s.expect->check, signature = s.expect->signature;
   if (verdict.empty()) {
     // A profile other than the file's own (WithProfile).
     auto it = std::find_if(s.expect->profiles.begin(), s.expect->profiles.end(),
-                           [&](const ProfileExpectSpec& p) { return p.profile == s.producer.profile; });
+                           [&](const ProfileExpectSpec& p) { return p.profile == own; });
     if (it == s.expect->profiles.end()) {
-      *why = absl::StrCat("no [expect.profiles.\"", s.producer.profile, "\"] entry");
+      *why = absl::StrCat("no [expect.profiles.\"", own, "\"] entry");
       return false;
     }
     verdict = it->verdict;
@@ -533,18 +529,18 @@ bool MatchesExpect(const Scenario& s, const RunOutput& out, std::string* why) {
     signature = it->signature;
   }
   if (VerdictName(out.verdict) != verdict) {
-    *why = absl::StrCat("expected verdict ", verdict, " on ", s.producer.profile, ", got ",
+    *why = absl::StrCat("expected verdict ", verdict, " on ", own, ", got ",
                         std::string(VerdictName(out.verdict)));
     return false;
   }
   if (!check.empty() && check != out.failing_check) {
-    *why = absl::StrCat("expected failing check ", check, " on ", s.producer.profile, ", got ",
+    *why = absl::StrCat("expected failing check ", check, " on ", own, ", got ",
                         out.failing_check.empty() ? "none" : out.failing_check);
     return false;
   }
   if (!signature.empty() && signature != SignatureName(out)) {
-    *why = absl::StrCat("expected signature ", signature, " on ", s.producer.profile, ", got ",
-                        SignatureName(out));
+    *why =
+        absl::StrCat("expected signature ", signature, " on ", own, ", got ", SignatureName(out));
     return false;
   }
   return true;

@@ -85,7 +85,7 @@ void FollowCountFaults(const Scenario& s, const WorldPlan& plan, sim::Scheduler&
 absl::StatusOr<kafka::ClusterConfig> ClusterConfigOf(const ClusterSpec& s);
 net::LatencyModel LatencyOf(const LatencySpec& l);
 absl::Status CheckBuggifySites(const BuggifySpec& b);
-absl::StatusOr<fault_models::FaultParams> FaultParamsOf(const FaultSpec& f);
+fault_models::FaultParams FaultParamsOf(const FaultSpec& f);
 
 // The verdict of the violations (the check that decides it in `failing`):
 // a client failure first, then an assertion (Sarama's, or a client's fatal
@@ -119,7 +119,8 @@ bool MatchesExpect(const Scenario& s, const RunOutput& out, std::string* why);
 
 // The scenario with another producer profile; everything else, and
 // [expect], kept. MatchesExpect on the result checks the entry for
-// `profile`.
+// `profile`. REQUIRES: `profile` a name sarama::ParseProfile knows (the
+// command line checks it).
 Scenario WithProfile(const Scenario& s, std::string_view profile);
 
 }  // namespace scenarios

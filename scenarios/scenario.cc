@@ -298,13 +298,15 @@ void ReadFields(TableReader& r, const Section& s, void* section,
 // The sections' own checks.
 
 void CheckSchedule(TableReader& r, const ScheduleSpec& s) {
-  if (!s.tape.empty() && s.policy != "random" && s.policy != "go") {
-    r.diag().Add(r.PosOrTable("tape"),
-                 absl::StrCat(r.Name("tape"), " is only read by policies \"random\" and \"go\", not \"",
-                              s.policy, "\""),
-                 "set policy = \"random\" or \"go\", or remove the tape");
+  const std::string policy(sim::PolicyName(s.policy));
+  if (!s.tape.empty() && s.policy != sim::Policy::kRandom && s.policy != sim::Policy::kGo) {
+    r.diag().Add(
+        r.PosOrTable("tape"),
+        absl::StrCat(r.Name("tape"), " is only read by policies \"random\" and \"go\", not \"",
+                     policy, "\""),
+        "set policy = \"random\" or \"go\", or remove the tape");
   }
-  if (s.policy != "go") {
+  if (s.policy != sim::Policy::kGo) {
     // The Ps, the perturbation and the CPU costs mean something only under go.
     const ScheduleSpec defaults;
     for (const std::string_view key :
@@ -313,10 +315,10 @@ void CheckSchedule(TableReader& r, const ScheduleSpec& s) {
       const schema::Field* f = schema::Find(schema::ScheduleSection(), key);
       PRODSIM_ASSERT(f != nullptr);
       if (f->get(&s) == f->get(&defaults)) continue;
-      r.diag().Add(r.PosOrTable(key),
-                   absl::StrCat(r.Name(key), " is only read by policy \"go\", not \"", s.policy,
-                                "\""),
-                   "set policy = \"go\" or remove it");
+      r.diag().Add(
+          r.PosOrTable(key),
+          absl::StrCat(r.Name(key), " is only read by policy \"go\", not \"", policy, "\""),
+          "set policy = \"go\" or remove it");
     }
   }
 }
@@ -419,7 +421,7 @@ void ReadLatency(TableReader& r, LatencySpec* l) {
   const size_t before = r.diag().count();
   ReadFields(r, schema::LatencySection(), l, {"max", "mean", "cap"});
   const schema::LatencyKind* kind =
-      Clean(r.diag(), before) ? schema::FindLatencyKind(l->kind) : nullptr;
+      Clean(r.diag(), before) ? &schema::LatencyKindOf(l->kind) : nullptr;
   for (const std::string_view key : {"max", "mean", "cap"}) {
     if (kind == nullptr || LatencyReads(*kind, key)) {
       ReadField(r, *schema::Find(schema::LatencySection(), key), l);
@@ -598,10 +600,12 @@ void ReadFault(TableReader& r, const FaultContext& ctx, FaultSpec* f) {
     }
   }
   const bool has_kind = r.Has("kind");
+  const size_t before_kind = r.diag().count();
   ReadField(r, kind_field, f);
+  const bool kind_read = has_kind && Clean(r.diag(), before_kind);
   const bool has_at = r.Has("at");
   ReadField(r, *schema::Find(schema::FaultSection(), "at"), f);
-  const schema::FaultKind* kind = schema::FindFaultKind(f->kind);
+  const schema::FaultKind* kind = kind_read ? &schema::FaultKindOf(f->kind) : nullptr;
   if (kind == nullptr) {
     if (!has_kind) {
       r.diag().Add(r.pos(), absl::StrCat(r.Name("kind"), " is missing"),
@@ -623,7 +627,7 @@ void ReadFault(TableReader& r, const FaultContext& ctx, FaultSpec* f) {
   if (ctx.cluster != nullptr) CheckFaultAgainstCluster(r, *kind, *f, *ctx.cluster);
   if (ctx.limits != nullptr) CheckFaultTiming(r, *f, *ctx.limits);
   if (!Clean(r.diag(), before) || ctx.cluster == nullptr || ctx.producer == nullptr) return;
-  if (f->kind != "inject_error") return;
+  if (f->kind != fault_models::FaultKind::kInjectError) return;
   if (std::optional<FaultProblem> p = InjectErrorProblem(*f, *ctx.producer, *ctx.cluster)) {
     r.diag().Add(r.PosOrTable(p->field), absl::StrCat(r.Name(p->field), ": ", p->what), p->hint);
   }
@@ -843,7 +847,7 @@ void ReadTop(TableReader& top, Pos end, Scenario* s) {
   ReadClients(top, &s->clients);
   ReadSection(top, "expect", schema::ExpectSection().header, [&](TableReader& r) {
     s->expect.emplace();
-    ReadExpect(r, s->producer.profile, &*s->expect);
+    ReadExpect(r, sarama::ProfileName(s->producer.profile), &*s->expect);
   });
   top.Finish();
 }
@@ -878,8 +882,7 @@ void PrintSection(const Section& s, const void* section, std::string* out,
 }
 
 void PrintFault(const FaultSpec& f, std::string* out) {
-  const schema::FaultKind* kind = schema::FindFaultKind(f.kind);
-  PRODSIM_ASSERT_MSG(kind != nullptr, "PrintScenario: unknown fault kind");
+  const schema::FaultKind* kind = &schema::FaultKindOf(f.kind);
   absl::StrAppend(out, "\n", Av(schema::FaultSection().header), "\n");
   for (const Field& field : schema::FaultSection().fields) {
     if (!schema::Reads(*kind, field.key)) continue;
@@ -967,8 +970,7 @@ std::string PrintScenario(const Scenario& s) {
     absl::StrAppend(&out, "\n");
     PrintSection(schema::TopicSection(), &t, &out);
   }
-  const schema::LatencyKind* latency = schema::FindLatencyKind(s.network.latency.kind);
-  PRODSIM_ASSERT_MSG(latency != nullptr, "PrintScenario: unknown latency kind");
+  const schema::LatencyKind* latency = &schema::LatencyKindOf(s.network.latency.kind);
   PrintComment(schema::LatencySection(), &out);
   absl::StrAppend(&out, Av(schema::LatencySection().header), "\n");
   for (const Field& f : schema::LatencySection().fields) {

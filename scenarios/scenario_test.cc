@@ -20,6 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "scenarios/realism.h"
+#include "scenarios/schema.h"
 
 namespace scenarios {
 namespace {
@@ -165,24 +166,24 @@ std::vector<FaultSpec> ExpectedFullExampleFaults() {
   // Faults field by field: designated initializers would leave members
   // without default initializers to -Wmissing-field-initializers.
   FaultSpec move, part, inject, spike;
-  move.kind = "move_leader";
+  move.kind = fault_models::FaultKind::kMoveLeader;
   move.at = Duration::Millis(1500);
   move.broker = 2;
   move.topic = "orders";
   move.partition = 3;
-  part.kind = "partition";
+  part.kind = fault_models::FaultKind::kPartition;
   part.at = Duration::Seconds(2);
   part.duration = Duration::Millis(500);
   part.broker = 1;
-  part.direction = "from_broker";
+  part.direction = fault_models::Direction::kFromBroker;
   part.heal = false;
-  inject.kind = "inject_error";
+  inject.kind = fault_models::FaultKind::kInjectError;
   inject.at = Duration::Seconds(3);
   inject.topic = "orders";
   inject.partition = 1;
-  inject.error = "NOT_LEADER_OR_FOLLOWER";
+  inject.error = kafka::ErrorCode::NOT_LEADER_OR_FOLLOWER;
   inject.count = 2;
-  spike.kind = "latency_spike";
+  spike.kind = fault_models::FaultKind::kLatencySpike;
   spike.at = Duration::Seconds(4);
   spike.duration = Duration::Seconds(60);
   spike.broker = 2;
@@ -195,7 +196,7 @@ Scenario ExpectedFullExample() {
   s.seed = 42;
   s.description = "Leader moves while an \"idempotent\" producer retries";
   s.schedule = ScheduleSpec{};
-  s.schedule.policy = "pct";
+  s.schedule.policy = sim::Policy::kPct;
   s.schedule.pct_depth = 4;
   s.schedule.pct_steps = 500000;
   s.schedule.preempt_per_mille = 250;
@@ -205,7 +206,7 @@ Scenario ExpectedFullExample() {
   s.cluster.kafka_version = "2.5";
   s.cluster.replica_lag_time_max = Duration::Seconds(10);
   s.cluster.topics = {{"orders", 4, 3}, {"audit.log", 1, 2}};
-  s.network.latency.kind = "uniform";
+  s.network.latency.kind = net::LatencyModel::Kind::kUniform;
   s.network.latency.min = Duration::Micros(200);
   s.network.latency.max = Duration::Millis(2);
   s.workload = {.messages = 1000,
@@ -961,10 +962,11 @@ ClusterSpec GenCluster() {
 
 LatencySpec GenLatency() {
   LatencySpec l;
-  l.kind = OneOf({"constant", "uniform", "exponential"});
+  const std::string kind = OneOf({"constant", "uniform", "exponential"});
+  schema::FromValue(kind, &l.kind);
   l.min = GenDuration(Duration(), Duration::Seconds(1));
-  if (l.kind == "uniform") l.max = GenDuration(l.min, Duration::Seconds(2));
-  if (l.kind == "exponential") {
+  if (kind == "uniform") l.max = GenDuration(l.min, Duration::Seconds(2));
+  if (kind == "exponential") {
     l.mean = GenDuration(Duration(), Duration::Seconds(1));
     l.cap = GenDuration(l.min, Duration::Seconds(5));
   }
@@ -980,11 +982,11 @@ const TopicSpec& GenTopicOf(const ClusterSpec& c) {
 // GenScenario turns those into mock.error.
 FaultSpec GenFault(const ClusterSpec& c, Duration time) {
   FaultSpec f;
-  f.kind = OneOf({"reset", "partition", "crash", "move_leader", "shrink_isr", "inject_error",
-                  "lose_response", "stall_response", "delay_processing", "latency_spike",
-                  "pause_fetching", "mock.error", "mock.drop_response", "blackhole",
-                  "connect_hang"});
-  const std::string& k = f.kind;
+  const std::string k =
+      OneOf({"reset", "partition", "crash", "move_leader", "shrink_isr", "inject_error",
+             "lose_response", "stall_response", "delay_processing", "latency_spike",
+             "pause_fetching", "mock.error", "mock.drop_response", "blackhole", "connect_hang"});
+  f.kind = *fault_models::FaultKindFromName(k);
   f.at = GenDuration(Duration(), time - Duration::Nanos(1));
   f.broker = Int32In(0, c.brokers - 1);
   const bool count_based = k == "inject_error" || k == "lose_response" ||
@@ -997,7 +999,7 @@ FaultSpec GenFault(const ClusterSpec& c, Duration time) {
   }
   if (k == "partition" || k == "crash") f.heal = *rc::gen::arbitrary<bool>();
   if (k == "partition" || k == "latency_spike") {
-    f.direction = OneOf({"to_broker", "from_broker", "both"});
+    f.direction = *fault_models::DirectionFromKey(OneOf({"to_broker", "from_broker", "both"}));
   }
   const bool reads_topic =
       k == "move_leader" || k == "shrink_isr" || k == "inject_error" || k == "mock.error";
@@ -1007,19 +1009,20 @@ FaultSpec GenFault(const ClusterSpec& c, Duration time) {
     f.partition = Int32In(0, t.partitions - 1);
   }
   if (k == "inject_error") {
-    f.error = OneOf({"NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "NOT_ENOUGH_REPLICAS",
-                     "NOT_ENOUGH_REPLICAS_AFTER_APPEND"});
-    if (f.error == "NOT_ENOUGH_REPLICAS" || f.error == "NOT_ENOUGH_REPLICAS_AFTER_APPEND") {
+    const std::string error = OneOf({"NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT",
+                                     "NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND"});
+    f.error = *kafka::ErrorCodeFromName(error);
+    if (error == "NOT_ENOUGH_REPLICAS" || error == "NOT_ENOUGH_REPLICAS_AFTER_APPEND") {
       f.duration = Maybe<Duration>([&] { return GenDuration(Duration(), time - f.at); });
     }
   }
   if (k == "mock.error") {
-    f.error =
-        OneOf({"NOT_LEADER_OR_FOLLOWER", "NETWORK_EXCEPTION", "OUT_OF_ORDER_SEQUENCE_NUMBER"});
-    f.api = OneOf({"produce", "metadata", "init_producer_id"});
+    f.error = *kafka::ErrorCodeFromName(
+        OneOf({"NOT_LEADER_OR_FOLLOWER", "NETWORK_EXCEPTION", "OUT_OF_ORDER_SEQUENCE_NUMBER"}));
+    f.api = *fault_models::FaultApiFromKey(OneOf({"produce", "metadata", "init_producer_id"}));
   }
   if (k == "lose_response" || k == "stall_response") {
-    f.api = OneOf({"produce", "metadata", "init_producer_id"});
+    f.api = *fault_models::FaultApiFromKey(OneOf({"produce", "metadata", "init_producer_id"}));
   }
   if (count_based) f.count = Int32In(1, 1000000);
   if (k == "delay_processing" || k == "latency_spike" || k == "stall_response") {
@@ -1045,7 +1048,7 @@ Scenario GenScenario() {
   Scenario s;
   s.seed = *rc::gen::arbitrary<uint64_t>() & kSeedMax;
   s.description = GenText(12);
-  s.schedule.policy = OneOf({"fifo", "random", "pct", "go"});
+  s.schedule.policy = *sim::ParsePolicy(OneOf({"fifo", "random", "pct", "go"}));
   s.schedule.pct_depth = Int32In(1, 20);
   s.schedule.pct_steps = *rc::gen::inRange<int64_t>(1, 10000000001);
   s.schedule.preempt_per_mille = Int32In(0, 1000);
@@ -1059,8 +1062,9 @@ Scenario GenScenario() {
   const int32_t faults = Int32In(0, 6);
   for (int32_t i = 0; i < faults; ++i) s.faults.push_back(GenFault(s.cluster, s.limits.time));
   for (FaultSpec& f : s.faults) {
-    if (f.kind == "inject_error" && InjectErrorProblem(f, s.producer, s.cluster).has_value()) {
-      f.kind = "mock.error";  // any error, for a MockBroker port
+    if (f.kind == fault_models::FaultKind::kInjectError &&
+        InjectErrorProblem(f, s.producer, s.cluster).has_value()) {
+      f.kind = fault_models::FaultKind::kMockError;  // any error, for a MockBroker port
       f.duration.reset();
     }
   }

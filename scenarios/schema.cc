@@ -4,12 +4,14 @@
 #include <iterator>
 #include <limits>
 
-#include "absl/strings/escaping.h"
 #include "absl/algorithm/container.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "checks/check_registry.h"
 #include "checks/verdict.h"
+#include "fault_models/kinds.h"
+#include "scenarios/draw_ranges.h"
 #include "scenarios/toml_reader.h"
 #include "sim/core/assert.h"
 
@@ -26,9 +28,6 @@ constexpr std::string_view kProfiles[] = {"sarama-1.42.1", "sarama-main"};
 constexpr std::string_view kTestDefects[] = {"no-retry-backoff", "no-read-timeout",
                                              "close-twice"};
 constexpr std::string_view kPolicies[] = {"fifo", "random", "pct", "go"};
-constexpr std::string_view kLatencyKindNames[] = {"constant", "uniform", "exponential"};
-constexpr std::string_view kDirections[] = {"to_broker", "from_broker", "both"};
-constexpr std::string_view kApis[] = {"produce", "metadata", "init_producer_id"};
 constexpr std::string_view kDrains[] = {"prompt", "late", "slow", "close"};
 // The verdicts (checks/verdict.h) and the checks (checks/check_registry.h),
 // each described there once.
@@ -61,24 +60,6 @@ constexpr std::string_view kKafkaErrors[] = {"UNKNOWN_SERVER_ERROR",
                                              "UNKNOWN_PRODUCER_ID",
                                              "LISTENER_NOT_FOUND",
                                              "INVALID_RECORD"};
-// The fault kinds, in canonical order (FaultKinds has the same, with what
-// each reads; a test keeps them in sync).
-constexpr std::string_view kFaultKindNames[] = {"reset",
-                                                "partition",
-                                                "crash",
-                                                "move_leader",
-                                                "shrink_isr",
-                                                "inject_error",
-                                                "lose_response",
-                                                "stall_response",
-                                                "delay_processing",
-                                                "latency_spike",
-                                                "pause_fetching",
-                                                "blackhole",
-                                                "connect_hang",
-                                                "log_dir_failure",
-                                                "mock.error",
-                                                "mock.drop_response"};
 // The buggify sites, in canonical order: sim/net's, then sim/kafka's
 // (net::kBuggifySites, kafka::kBuggifySites; a test keeps them in sync).
 constexpr std::string_view kBuggifySites[] = {"net.delay", "net.slow_connect",
@@ -106,9 +87,15 @@ CodecRange IntervalRange(const Scenario& b, const DecodeLimits&) {
 CodecRange BrokersRange(const Scenario& b, const DecodeLimits&) {
   return {1, b.cluster.brokers, 0};
 }
-CodecRange PreemptRange(const Scenario&, const DecodeLimits&) { return {0, 1000, 1}; }
-CodecRange PctDepthRange(const Scenario&, const DecodeLimits&) { return {1, 6, 0}; }
-CodecRange GoProcsRange(const Scenario&, const DecodeLimits&) { return {1, 4, 0}; }
+CodecRange PreemptRange(const Scenario&, const DecodeLimits&) {
+  return {internal::kCodecPerMille.lo, internal::kCodecPerMille.hi, 1};
+}
+CodecRange PctDepthRange(const Scenario&, const DecodeLimits&) {
+  return {internal::kPctDepth.lo, internal::kPctDepth.hi, 0};
+}
+CodecRange GoProcsRange(const Scenario&, const DecodeLimits&) {
+  return {internal::kCodecGoMaxProcs.lo, internal::kCodecGoMaxProcs.hi, 0};
+}
 
 // --- The tables.
 
@@ -534,12 +521,13 @@ constexpr Field kWorkloadFields[] = {
                                     .shrink = Shrink::kToDefault}),
 };
 
-// Which fault kinds read a field is in the kind table (FaultKinds).
+// Which fault kinds read a field is in the kind registry
+// (fault_models/kinds.h kFaultFieldKeys: the same keys, in this order).
 constexpr Field kFaultFields[] = {
     Of<&FaultSpec::kind>({.key = "kind",
                           .type = Type::kEnum,
                           .required = true,
-                          .values = kFaultKindNames,
+                          .values = fault_models::kFaultKindNames,
                           .doc = "the fault (table below)"}),
     Of<&FaultSpec::at>({.key = "at",
                         .type = Type::kDuration,
@@ -564,7 +552,7 @@ constexpr Field kFaultFields[] = {
                             .rule = "0..`cluster.brokers`-1"}),
     Of<&FaultSpec::direction>({.key = "direction",
                                .type = Type::kEnum,
-                               .values = kDirections,
+                               .values = fault_models::kDirectionKeys,
                                .doc = "which way the network fails"}),
     Of<&FaultSpec::topic>({.key = "topic",
                            .type = Type::kString,
@@ -589,7 +577,7 @@ constexpr Field kFaultFields[] = {
              "a replicated partition); mock.error: any name here"}),
     Of<&FaultSpec::api>({.key = "api",
                          .type = Type::kEnum,
-                         .values = kApis,
+                         .values = fault_models::kFaultApiKeys,
                          .doc = "the requests it acts on",
                          .rule = "inject_error: produce only"}),
     Of<&FaultSpec::count>({.key = "count",
@@ -749,75 +737,26 @@ const Field* Find(const Section& section, std::string_view key) {
 }
 
 std::span<const FaultKind> FaultKinds() {
-  static const std::vector<FaultKind>* const kKinds = new std::vector<FaultKind>{
-      {"reset", {"broker"}, {}, "closes the producer's connections to `broker` (a TCP reset)"},
-      {"partition",
-       {"duration", "broker", "direction", "heal"},
-       {},
-       "cuts the network between the producer and `broker`; held bytes arrive on heal"},
-      {"crash",
-       {"duration", "broker", "heal"},
-       {},
-       "stops `broker` (the controller notices after `zookeeper_session_timeout`) and restarts "
-       "it on heal"},
-      {"move_leader",
-       {"broker", "topic", "partition"},
-       {},
-       "makes `broker` the leader (a preferred-replica election or reassignment)"},
-      {"shrink_isr",
-       {"duration", "broker", "topic", "partition"},
-       {},
-       "drops follower `broker` from the ISR, stalled for `duration`"},
-      {"inject_error",
-       {"duration", "broker", "topic", "partition", "error", "api", "count"},
-       {"error"},
-       "brings `error` about at `broker`'s next `count` produce requests by its real cause (a "
-       "leadership move, an ISR shrink before or after the append, stalled followers)"},
-      {"lose_response",
-       {"broker", "api", "count"},
-       {},
-       "lets `broker` process its next `count` requests of `api`, then breaks each one's "
-       "connection before the response arrives"},
-      {"stall_response",
-       {"broker", "api", "count", "extra"},
-       {"extra"},
-       "holds `broker`'s next `count` responses of `api` for `extra`"},
-      {"delay_processing",
-       {"duration", "broker", "extra"},
-       {"extra"},
-       "slows every request on `broker` by `extra`"},
-      {"latency_spike",
-       {"duration", "broker", "direction", "extra"},
-       {"extra"},
-       "adds `extra` to the latency of the producer's links to `broker`"},
-      {"pause_fetching", {"duration", "broker"}, {}, "stops `broker` fetching as a follower"},
-      {"blackhole",
-       {"broker"},
-       {},
-       "a middlebox between the producer and `broker` loses its state: the connections open "
-       "then drop every packet, unannounced, until TCP gives up (924.6 s); new ones work"},
-      {"connect_hang",
-       {"duration", "broker"},
-       {"duration"},
-       "the producer's SYNs to `broker` go unanswered: a dial waits for a SYN retransmission "
-       "(1, 3, 7, 15, 31, 63 s) after the window, or fails at Net.DialTimeout"},
-      {"log_dir_failure",
-       {"broker", "topic", "partition"},
-       {"topic", "partition"},
-       "the log directory holding `broker`'s replica of `topic`/`partition` fails for good (a "
-       "broker whose only directory fails halts: that is `crash`): KAFKA_STORAGE_ERROR for "
-       "produce requests to it, and the controller drops it from the ISR and moves the "
-       "leadership"},
-      {"mock.error",
-       {"broker", "topic", "partition", "error", "api", "count"},
-       {"error"},
-       "mock: answers `count` requests of `api` with any `error`, unprocessed"},
-      {"mock.drop_response",
-       {"broker", "count"},
-       {},
-       "mock: skips `count` responses on a connection that stays open"},
-  };
+  // The registry's rows with their fields by key (fault_models/kinds.h).
+  static const std::vector<FaultKind>* const kKinds = [] {
+    auto* kinds = new std::vector<FaultKind>;
+    const auto keys = [](fault_models::FaultFieldSet set) {
+      std::vector<std::string_view> out;
+      for (size_t i = 0; i < fault_models::kFaultFieldCount; ++i) {
+        if ((set >> i) & 1) out.push_back(fault_models::kFaultFieldKeys[i]);
+      }
+      return out;
+    };
+    for (const fault_models::FaultKindInfo& k : fault_models::kFaultKindInfo) {
+      kinds->push_back(FaultKind{k.name, keys(k.reads), keys(k.needs), k.doc});
+    }
+    return kinds;
+  }();
   return *kKinds;
+}
+
+const FaultKind& FaultKindOf(fault_models::FaultKind kind) {
+  return FaultKinds()[static_cast<size_t>(kind)];
 }
 
 const FaultKind* FindFaultKind(std::string_view name) {
@@ -843,11 +782,16 @@ bool Reads(const FaultKind& kind, std::string_view key) {
 
 std::span<const LatencyKind> LatencyKinds() {
   static constexpr LatencyKind kKinds[] = {
-      {"constant", false, false, false},
-      {"uniform", true, false, false},
-      {"exponential", false, true, true},
+      // In net::LatencyModel::Kind's order (LatencyKindOf indexes it).
+      {kLatencyKindNames[0], false, false, false},
+      {kLatencyKindNames[1], true, false, false},
+      {kLatencyKindNames[2], false, true, true},
   };
   return kKinds;
+}
+
+const LatencyKind& LatencyKindOf(net::LatencyModel::Kind kind) {
+  return LatencyKinds()[static_cast<size_t>(kind)];
 }
 
 const LatencyKind* FindLatencyKind(std::string_view name) {

@@ -30,8 +30,15 @@
 #include <variant>
 #include <vector>
 
+#include "fault_models/kinds.h"
+#include "producer/profile.h"
 #include "scenarios/spec.h"
+#include "sim/core/assert.h"
+#include "sim/core/scheduler.h"
 #include "sim/core/time.h"
+#include "sim/kafka/protocol.h"
+#include "sim/kafka/types.h"
+#include "sim/net/network.h"
 
 namespace scenarios::schema {
 
@@ -131,7 +138,8 @@ std::span<const Section* const> Sections();
 // The field called `key` in `section`, or null.
 const Field* Find(const Section& section, std::string_view key);
 
-// --- Fault kinds: which fault fields each kind reads, and which it needs.
+// --- Fault kinds: which fault fields each kind reads, and which it needs,
+// by key: a view of fault_models/kinds.h, the one place kinds are described.
 
 struct FaultKind {
   std::string_view name;
@@ -142,6 +150,8 @@ struct FaultKind {
 // In canonical order; the mock kinds last.
 std::span<const FaultKind> FaultKinds();
 const FaultKind* FindFaultKind(std::string_view name);
+// The view of registry kind `kind`.
+const FaultKind& FaultKindOf(fault_models::FaultKind kind);
 // Kinds that were renamed: a file naming one gets this hint.
 std::optional<std::string_view> RenamedFaultKindHint(std::string_view name);
 bool Reads(const FaultKind& kind, std::string_view key);
@@ -154,6 +164,7 @@ struct LatencyKind {
 };
 std::span<const LatencyKind> LatencyKinds();
 const LatencyKind* FindLatencyKind(std::string_view name);
+const LatencyKind& LatencyKindOf(net::LatencyModel::Kind kind);
 
 // --- Value lists the format shares with its users.
 
@@ -198,6 +209,26 @@ inline Value ToValue(bool v) { return v; }
 inline Value ToValue(Duration v) { return v; }
 inline Value ToValue(const std::string& v) { return v; }
 inline Value ToValue(const std::vector<std::string>& v) { return v; }
+// The typed members a file spells by name: their value is the name (the
+// reader checked it against the field's `values`). An unset error (NONE)
+// is the empty name.
+inline Value ToValue(sim::Policy v) { return std::string(sim::PolicyName(v)); }
+inline Value ToValue(sarama::Profile v) { return std::string(sarama::ProfileName(v)); }
+// The latency kinds' names, in net::LatencyModel::Kind's order.
+inline constexpr std::string_view kLatencyKindNames[] = {"constant", "uniform", "exponential"};
+inline Value ToValue(net::LatencyModel::Kind v) {
+  return std::string(kLatencyKindNames[static_cast<size_t>(v)]);
+}
+inline Value ToValue(fault_models::FaultKind v) {
+  return std::string(fault_models::FaultKindName(v));
+}
+inline Value ToValue(fault_models::Direction v) {
+  return std::string(fault_models::DirectionKey(v));
+}
+inline Value ToValue(kafka::ApiKey v) { return std::string(fault_models::FaultApiKey(v)); }
+inline Value ToValue(kafka::ErrorCode v) {
+  return v == kafka::ErrorCode::NONE ? std::string() : kafka::ErrorCodeName(v);
+}
 template <typename T>
 Value ToValue(const std::optional<T>& v) {
   return v.has_value() ? ToValue(*v) : Value();
@@ -213,6 +244,54 @@ inline void FromValue(Value v, Duration* out) { *out = std::get<Duration>(v); }
 inline void FromValue(Value v, std::string* out) { *out = std::move(std::get<std::string>(v)); }
 inline void FromValue(Value v, std::vector<std::string>* out) {
   *out = std::move(std::get<std::vector<std::string>>(v));
+}
+// REQUIRES (the seven below): a name of the field's `values`.
+inline void FromValue(Value v, sarama::Profile* out) {
+  const absl::StatusOr<sarama::Profile> p = sarama::ParseProfile(std::get<std::string>(v));
+  PRODSIM_ASSERT_MSG(p.ok(), "FromValue: an unknown producer profile");
+  *out = *p;
+}
+inline void FromValue(Value v, sim::Policy* out) {
+  const absl::StatusOr<sim::Policy> p = sim::ParsePolicy(std::get<std::string>(v));
+  PRODSIM_ASSERT_MSG(p.ok(), "FromValue: an unknown policy");
+  *out = *p;
+}
+inline void FromValue(Value v, net::LatencyModel::Kind* out) {
+  const std::string& name = std::get<std::string>(v);
+  for (size_t i = 0; i < std::size(kLatencyKindNames); ++i) {
+    if (kLatencyKindNames[i] == name) {
+      *out = static_cast<net::LatencyModel::Kind>(i);
+      return;
+    }
+  }
+  PRODSIM_ASSERT_MSG(false, "FromValue: an unknown latency kind");
+}
+inline void FromValue(Value v, fault_models::FaultKind* out) {
+  const std::optional<fault_models::FaultKind> k =
+      fault_models::FaultKindFromName(std::get<std::string>(v));
+  PRODSIM_ASSERT_MSG(k.has_value(), "FromValue: an unknown fault kind");
+  *out = *k;
+}
+inline void FromValue(Value v, fault_models::Direction* out) {
+  const std::optional<fault_models::Direction> d =
+      fault_models::DirectionFromKey(std::get<std::string>(v));
+  PRODSIM_ASSERT_MSG(d.has_value(), "FromValue: an unknown direction");
+  *out = *d;
+}
+inline void FromValue(Value v, kafka::ApiKey* out) {
+  const std::optional<kafka::ApiKey> a = fault_models::FaultApiFromKey(std::get<std::string>(v));
+  PRODSIM_ASSERT_MSG(a.has_value(), "FromValue: an unknown api");
+  *out = *a;
+}
+inline void FromValue(Value v, kafka::ErrorCode* out) {
+  const std::string& name = std::get<std::string>(v);
+  if (name.empty()) {
+    *out = kafka::ErrorCode::NONE;
+    return;
+  }
+  const std::optional<kafka::ErrorCode> e = kafka::ErrorCodeFromName(name);
+  PRODSIM_ASSERT_MSG(e.has_value(), "FromValue: an unknown Kafka error");
+  *out = *e;
 }
 template <typename T>
 void FromValue(Value v, std::optional<T>* out) {

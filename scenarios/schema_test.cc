@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "checks/check_registry.h"
 #include "checks/verdict.h"
+#include "fault_models/kinds.h"
 #include "scenarios/decode.h"
 #include "scenarios/fault_fields.h"
 #include "scenarios/scenario.h"
@@ -136,10 +137,11 @@ TEST(SchemaTest, EveryFieldComesBackThroughAFile) {
   // The latency's fields are printed for the kinds that read them: a base
   // of each kind.
   std::vector<Scenario> bases(4, Base());
-  bases[3].schedule.policy = "go";  // the fields only go reads
-  bases[1].network.latency = {
-      .kind = "uniform", .min = Duration::Millis(1), .max = Duration::Millis(2)};
-  bases[2].network.latency = {.kind = "exponential",
+  bases[3].schedule.policy = sim::Policy::kGo;  // the fields only go reads
+  bases[1].network.latency = {.kind = net::LatencyModel::Kind::kUniform,
+                              .min = Duration::Millis(1),
+                              .max = Duration::Millis(2)};
+  bases[2].network.latency = {.kind = net::LatencyModel::Kind::kExponential,
                               .min = Duration::Millis(1),
                               .mean = Duration::Millis(1),
                               .cap = Duration::Seconds(1)};
@@ -241,15 +243,24 @@ TEST(SchemaTest, ValueListsMatchTheModel) {
           << k.name << " needs " << n << " but does not read it";
     }
   }
+  // The registry's field keys (fault_models/kinds.h) are the [[faults]]
+  // keys after kind and at, in order.
+  std::vector<std::string_view> keys;
+  for (const Field& f : FaultSection().fields) keys.push_back(f.key);
+  ASSERT_GE(keys.size(), 2u);
+  EXPECT_THAT(std::vector<std::string_view>(keys.begin() + 2, keys.end()),
+              ::testing::ElementsAreArray(fault_models::kFaultFieldKeys));
   const Field* kind = Find(FaultSection(), "kind");
   ASSERT_NE(kind, nullptr);
   EXPECT_EQ(table, std::set<std::string_view>(kind->values.begin(), kind->values.end()));
-  for (const std::string_view k : internal::GeneratedFaultKinds(true)) generated.insert(k);
-  for (const std::string_view k : internal::kWedgeFaultKinds) {
-    EXPECT_TRUE(generated.insert(k).second) << k << " is drawn twice";
+  for (const fault_models::FaultKind k : internal::GeneratedFaultKinds(true)) {
+    generated.insert(fault_models::FaultKindName(k));
   }
-  for (const std::string_view k : internal::kLateFaultKinds) {
-    EXPECT_TRUE(generated.insert(k).second) << k << " is drawn twice";
+  for (const fault_models::FaultKind k : internal::kWedgeFaultKinds) {
+    EXPECT_TRUE(generated.insert(fault_models::FaultKindName(k)).second) << "drawn twice";
+  }
+  for (const fault_models::FaultKind k : internal::kLateFaultKinds) {
+    EXPECT_TRUE(generated.insert(fault_models::FaultKindName(k)).second) << "drawn twice";
   }
   EXPECT_EQ(table, generated);
 }

@@ -15,7 +15,8 @@ namespace scenarios {
 namespace {
 
 std::string FaultText(const FaultSpec& f) {
-  std::string out = absl::StrCat(f.kind, " at ", f.at.ToString(), " on broker ", f.broker);
+  std::string out = absl::StrCat(std::string(fault_models::FaultKindName(f.kind)), " at ",
+                                 f.at.ToString(), " on broker ", f.broker);
   if (f.duration) absl::StrAppend(&out, " for ", f.duration->ToString());
   if (!f.topic.empty()) absl::StrAppend(&out, " ", f.topic, "/", f.partition);
   return out;
@@ -213,7 +214,9 @@ bool SimplifyFaults(Shrinker& sh) {
   bool any = false;
   for (size_t i = 0; i < sh.current().faults.size() && !sh.exhausted(); ++i) {
     auto fault = [i](Scenario& c) -> FaultSpec& { return c.faults[i]; };
-    const std::string name = absl::StrCat("fault ", i + 1, " (", sh.current().faults[i].kind, ")");
+    const std::string name =
+        absl::StrCat("fault ", i + 1, " (",
+                     std::string(fault_models::FaultKindName(sh.current().faults[i].kind)), ")");
     any |= Halve(sh, name + " duration", [i](auto& c) {
       auto& f = c.faults[i];
       return f.duration ? &*f.duration : nullptr;
@@ -433,11 +436,11 @@ bool DefaultScheduleAndNetwork(Shrinker& sh) {
     any = true;
   }
   // One way only: pct -> random with the default settings -> fifo.
-  if (sh.current().schedule.policy != "fifo") {
+  if (sh.current().schedule.policy != sim::Policy::kFifo) {
     any |= sh.Try("schedule -> random with defaults", [&](Scenario& c) { c.schedule = sd; });
     any |= sh.Try("schedule -> fifo", [&](Scenario& c) {
       c.schedule = sd;
-      c.schedule.policy = "fifo";
+      c.schedule.policy = sim::Policy::kFifo;
     });
   }
   any |= sh.Try("network latency -> default", [](Scenario& c) { c.network = NetworkSpec{}; });

@@ -14,14 +14,20 @@
 #include <utility>
 #include <vector>
 
+#include "fault_models/kinds.h"
+#include "producer/profile.h"
+#include "sim/core/scheduler.h"
 #include "sim/core/time.h"
+#include "sim/kafka/protocol.h"
+#include "sim/kafka/types.h"
+#include "sim/net/network.h"
 
 namespace scenarios {
 
 using sim::Duration;
 
 struct ScheduleSpec {
-  std::string policy = "random";  // fifo | random | pct | go
+  sim::Policy policy = sim::Policy::kRandom;  // fifo | random | pct | go (sim::PolicyName)
   int32_t pct_depth = 3;
   int64_t pct_steps = 200000;
   int32_t preempt_per_mille = 500;
@@ -53,7 +59,7 @@ struct ScheduleSpec {
 // names in snake_case (Net.MaxOpenRequests -> net_max_open_requests).
 // Unset fields keep Sarama's defaults (NewConfig).
 struct ProducerSpec {
-  std::string profile = "sarama-1.42.1";
+  sarama::Profile profile = sarama::Profile::kSarama_1_42_1;  // by sarama::ProfileName
   std::optional<bool> idempotent;
   std::optional<int32_t> net_max_open_requests;
   std::optional<Duration> net_read_timeout;
@@ -108,7 +114,8 @@ struct ClusterSpec {
 };
 
 struct LatencySpec {
-  std::string kind = "constant";  // constant | uniform | exponential
+  // constant | uniform | exponential (schema::kLatencyKindNames)
+  net::LatencyModel::Kind kind = net::LatencyModel::Kind::kConstant;
   Duration min = Duration::Micros(500);
   Duration max = Duration::Micros(500);
   Duration mean = Duration::Micros(500);
@@ -142,20 +149,18 @@ struct WorkloadSpec {
   bool operator==(const WorkloadSpec&) const = default;
 };
 
-// One timed fault (fault_models/ applies and heals it).
+// One timed fault (fault_models/ applies and heals it). Which fields each
+// kind reads is in the kind registry (fault_models/kinds.h).
 struct FaultSpec {
-  // reset | partition | crash | move_leader | shrink_isr | inject_error |
-  // lose_response | stall_response | delay_processing | latency_spike |
-  // pause_fetching, and the mocks mock.error | mock.drop_response
-  std::string kind;
+  fault_models::FaultKind kind = fault_models::FaultKind::kReset;  // a file must name it
   Duration at;
   std::optional<Duration> duration;  // unset: the kind's default (or instant)
   int32_t broker = 0;                // the target broker
-  std::string direction = "both";    // partition/latency_spike: to_broker | from_broker | both
+  fault_models::Direction direction = fault_models::Direction::kBoth;
   std::string topic;                 // move_leader, shrink_isr, inject_error (optional)
   int32_t partition = -1;
-  std::string error;                 // inject_error, mock.error: a Kafka error name
-  std::string api = "produce";       // produce | metadata | init_producer_id
+  kafka::ErrorCode error = kafka::ErrorCode::NONE;  // inject_error, mock.error; NONE: unset
+  kafka::ApiKey api = kafka::ApiKey::kProduce;      // fault_models::kFaultApis
   int32_t count = 1;                 // the count-based kinds
   Duration extra;                    // delay_processing, latency_spike, stall_response
   bool heal = true;                  // heal at the end of duration

@@ -346,7 +346,7 @@ std::string KnownSignatures::ProfilesOf(const std::string& signature) const {
 }
 
 std::string WorldProfile(const Scenario& base, const World& world) {
-  return world.real() ? world.Name() : base.producer.profile;
+  return world.real() ? world.Name() : std::string(sarama::ProfileName(base.producer.profile));
 }
 
 bool LoadKnownSignatures(const std::string& dir, KnownSignatures* known, int* code) {
@@ -371,7 +371,7 @@ bool LoadKnownSignatures(const std::string& dir, KnownSignatures* known, int* co
     size_t named = 0;
     if (s->expect.has_value()) {
       if (!s->expect->signature.empty()) {
-        known->Add(s->expect->signature, s->producer.profile);
+        known->Add(s->expect->signature, std::string(sarama::ProfileName(s->producer.profile)));
         ++named;
       }
       for (const scenarios::ProfileExpectSpec& p : s->expect->profiles) {
@@ -383,7 +383,8 @@ bool LoadKnownSignatures(const std::string& dir, KnownSignatures* known, int* co
     if (named > 0) continue;
     const RunOutput out = scenarios::RunScenario(*s);
     if (out.verdict != Verdict::kPass && out.verdict != Verdict::kHarnessError) {
-      known->Add(scenarios::SignatureName(out), s->producer.profile);
+      known->Add(scenarios::SignatureName(out),
+                 std::string(sarama::ProfileName(s->producer.profile)));
     }
   }
   return true;
