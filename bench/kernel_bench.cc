@@ -87,13 +87,13 @@ sim::Task<void> Feeder(sim::Chan<int>* c, int64_t n) {
   for (int64_t i = 0; i < n; ++i) co_await c->Send(1);
 }
 
-sim::Task<void> Selector(sim::Scheduler* s, sim::Chan<int>* a, sim::Chan<int>* b,
-                         sim::Chan<int>* c, int64_t n) {
+sim::Task<void> Selector(sim::Scheduler* s, sim::Chan<int>* a, sim::Chan<int>* b, sim::Chan<int>* c,
+                         int64_t n) {
   std::optional<int> v;
   sim::Chan<int>* nil = nullptr;
   for (int64_t i = 0; i < n; ++i) {
-    co_await sim::Select(*s, sim::RecvCase(a, &v), sim::RecvCase(b, &v),
-                         sim::RecvCase(c, &v), sim::RecvCase(nil, &v));
+    co_await sim::Select(*s, sim::RecvCase(a, &v), sim::RecvCase(b, &v), sim::RecvCase(c, &v),
+                         sim::RecvCase(nil, &v));
   }
 }
 
@@ -149,8 +149,10 @@ int main(int argc, char** argv) {
     std::printf("handoff/resume ratio: n/a (filtered out)\n");
     return 0;
   }
-  std::printf("bare resume: %.2f ns  handoff (fifo): %.2f ns  handoff (random): %.2f ns"
-              "  select: %.2f ns\n", resume, fifo, random, select);
+  std::printf(
+      "bare resume: %.2f ns  handoff (fifo): %.2f ns  handoff (random): %.2f ns"
+      "  select: %.2f ns\n",
+      resume, fifo, random, select);
   std::printf("handoff/resume ratio: %.2f  (target <= 4.00, fifo policy)\n", fifo / resume);
   if (random > 0) std::printf("handoff/resume ratio, random policy: %.2f\n", random / resume);
   if (select > 0) std::printf("select/resume ratio: %.2f\n", select / resume);

@@ -35,13 +35,13 @@ inline constexpr size_t kWitnessesMax = 10;
 // signatures (checks/signature.h) to follow back to its cause. Fields that
 // do not apply stay at their defaults.
 struct Subject {
-  sim::Time at;                  // when it happened (or was appended)
-  std::string topic;             // its partition, if it has one
+  sim::Time at;       // when it happened (or was appended)
+  std::string topic;  // its partition, if it has one
   int32_t partition = -1;
-  std::vector<uint64_t> ids;     // the messages it is about
-  int32_t broker = -1;           // an answer: which broker, which request
+  std::vector<uint64_t> ids;  // the messages it is about
+  int32_t broker = -1;        // an answer: which broker, which request
   int32_t correlation_id = -1;
-  int16_t epoch = -1;            // a batch or an ack: its epoch and sequence
+  int16_t epoch = -1;  // a batch or an ack: its epoch and sequence
   int32_t sequence = -1;
 };
 

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/assert.h"
 #include "checks/check.h"
-#include "sim/core/assert.h"
 
 namespace checks {
 namespace {

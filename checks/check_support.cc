@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 namespace checks::families {
 
@@ -164,9 +164,9 @@ size_t GroupEnd(const std::vector<OutcomeRef>& outcomes, size_t begin) {
 }
 
 std::string AckText(const sarama::AckEvent& a) {
-  std::string out =
-      absl::StrCat(At(a.at), " ack id=", a.id, " ", Tp(a.topic, a.partition), " offset=",
-                   a.offset_known ? absl::StrCat(a.offset) : absl::StrCat("unknown(", a.offset, ")"));
+  std::string out = absl::StrCat(
+      At(a.at), " ack id=", a.id, " ", Tp(a.topic, a.partition), " offset=",
+      a.offset_known ? absl::StrCat(a.offset) : absl::StrCat("unknown(", a.offset, ")"));
   if (a.has_sequence) {
     absl::StrAppend(&out, " epoch=", a.producer_epoch, " seq=", a.sequence);
   }

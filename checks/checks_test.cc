@@ -123,8 +123,8 @@ TEST(Registry, NamesInFixedOrder) {
                           "not-persisted-absent", "no-panic", "no-producer-assertion",
                           "no-broker-sequence-error", "retry-pacing", "no-leaked-goroutines",
                           "no-fatal-error", "client-crashed", "client-exited-early", "client-hung",
-                          "client-output-garbage", "client-malformed-frame",
-                          "client-lost-messages", "liveness"));
+                          "client-output-garbage", "client-malformed-frame", "client-lost-messages",
+                          "liveness"));
   for (const std::string& n : names) {
     ASSERT_NE(FindCheck(n), nullptr);
     EXPECT_EQ(FindCheck(n)->name(), n);
@@ -293,10 +293,16 @@ TEST(AckedBatchesInOrder, RealClientGapOfAFailedButWrittenMessagePasses) {
   // id 3 (t/0 seq 1) failed, possibly persisted; it is in the log.
   r.producer.acks.erase(r.producer.acks.begin() + 1);
   r.producer.errors.push_back(Err(30, 3, 0, sarama::Error::Of(sarama::ErrorKind::kClient, "x")));
-  r.kafka.appends.push_back(kafka::AppendEvent{Ms(20), kafka::BrokerId(1), true, Tp(0),
-                                               kafka::Offset(1), kafka::ProducerId(1),
-                                               kafka::Epoch(0), kafka::Sequence(1),
-                                               kafka::Sequence(1), {3}});
+  r.kafka.appends.push_back(kafka::AppendEvent{Ms(20),
+                                               kafka::BrokerId(1),
+                                               true,
+                                               Tp(0),
+                                               kafka::Offset(1),
+                                               kafka::ProducerId(1),
+                                               kafka::Epoch(0),
+                                               kafka::Sequence(1),
+                                               kafka::Sequence(1),
+                                               {3}});
   ExpectViolation("acked-batches-in-order", r, "ack id=5");  // the model: strict
   r.client.emplace();
   EXPECT_FALSE(EvaluateCheck("acked-batches-in-order", r).has_value());
@@ -502,9 +508,9 @@ TEST(NotPersistedAbsent, AbsentOrUnpromisedPasses) {
 TEST(NotPersistedAbsent, NotPersistedButWrittenFails) {
   RunRecord r = CleanRecord();
   r.producer.acks.pop_back();
-  sarama::ErrorEvent e = Err(40, 6, 1,
-                             sarama::Error::Of(sarama::ErrorKind::kClient,
-                                               "_MSG_TIMED_OUT: Local: Message timed out"));
+  sarama::ErrorEvent e = Err(
+      40, 6, 1,
+      sarama::Error::Of(sarama::ErrorKind::kClient, "_MSG_TIMED_OUT: Local: Message timed out"));
   e.not_persisted = true;
   r.producer.errors.push_back(e);
   ExpectViolation("not-persisted-absent", r,

@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/assert.h"
 #include "checks/check.h"
-#include "checks/check_registry.h"
 #include "checks/check_families.h"
+#include "checks/check_registry.h"
 #include "checks/check_support.h"
-#include "sim/core/assert.h"
 
 namespace checks::families {
 namespace {
@@ -88,9 +88,8 @@ class ClientCheck final : public Check {
         break;
       case Kind::kHung:
         if (!c.hung) return std::nullopt;
-        what = absl::StrCat("the client was still running at the trial's bound (",
-                            At(c.bound), "), ", c.closed ? "after" : "before",
-                            " its closed line; killed");
+        what = absl::StrCat("the client was still running at the trial's bound (", At(c.bound),
+                            "), ", c.closed ? "after" : "before", " its closed line; killed");
         break;
       case Kind::kGarbage:
         if (c.garbage_lines == 0) return std::nullopt;
@@ -147,11 +146,23 @@ class ClientCheck final : public Check {
 }  // namespace
 
 std::unique_ptr<Check> MakeNoFatalError() { return std::make_unique<NoFatalError>(); }
-std::unique_ptr<Check> MakeClientCrashed() { return std::make_unique<ClientCheck>(ClientCheck::Kind::kCrashed); }
-std::unique_ptr<Check> MakeClientExitedEarly() { return std::make_unique<ClientCheck>(ClientCheck::Kind::kExitedEarly); }
-std::unique_ptr<Check> MakeClientHung() { return std::make_unique<ClientCheck>(ClientCheck::Kind::kHung); }
-std::unique_ptr<Check> MakeClientOutputGarbage() { return std::make_unique<ClientCheck>(ClientCheck::Kind::kGarbage); }
-std::unique_ptr<Check> MakeClientMalformedFrame() { return std::make_unique<ClientCheck>(ClientCheck::Kind::kMalformedFrame); }
-std::unique_ptr<Check> MakeClientLostMessages() { return std::make_unique<ClientCheck>(ClientCheck::Kind::kLostMessages); }
+std::unique_ptr<Check> MakeClientCrashed() {
+  return std::make_unique<ClientCheck>(ClientCheck::Kind::kCrashed);
+}
+std::unique_ptr<Check> MakeClientExitedEarly() {
+  return std::make_unique<ClientCheck>(ClientCheck::Kind::kExitedEarly);
+}
+std::unique_ptr<Check> MakeClientHung() {
+  return std::make_unique<ClientCheck>(ClientCheck::Kind::kHung);
+}
+std::unique_ptr<Check> MakeClientOutputGarbage() {
+  return std::make_unique<ClientCheck>(ClientCheck::Kind::kGarbage);
+}
+std::unique_ptr<Check> MakeClientMalformedFrame() {
+  return std::make_unique<ClientCheck>(ClientCheck::Kind::kMalformedFrame);
+}
+std::unique_ptr<Check> MakeClientLostMessages() {
+  return std::make_unique<ClientCheck>(ClientCheck::Kind::kLostMessages);
+}
 
 }  // namespace checks::families

@@ -36,15 +36,15 @@
 //     long after the last fault healed.
 #include <algorithm>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/assert.h"
 #include "checks/chain.h"
 #include "checks/check_registry.h"
-#include "sim/core/assert.h"
 
 namespace checks::internal {
 namespace {
@@ -82,8 +82,8 @@ std::string AppendText(const AppendEvent& a) {
 }
 
 std::string AnswerText(const ResponseEvent& e) {
-  std::string out = absl::StrCat("broker ", e.broker.value, " answers corr=", e.correlation_id,
-                                 " ", e.tp.ToString());
+  std::string out = absl::StrCat("broker ", e.broker.value, " answers corr=", e.correlation_id, " ",
+                                 e.tp.ToString());
   if (e.first_seq.value >= 0) {
     absl::StrAppend(&out, " (epoch ", e.epoch.value, " seq ", e.first_seq.value, ")");
   }
@@ -114,7 +114,8 @@ const ResponseEvent* AnswerOf(const RunRecord& r, const AppendEvent& a) {
 
 // A failed answer: an error, or one the client never received.
 bool Failed(const ResponseEvent* e) {
-  return e != nullptr && (e->error != kafka::ErrorCode::NONE || e->fate != kafka::ResponseFate::kSent);
+  return e != nullptr &&
+         (e->error != kafka::ErrorCode::NONE || e->fate != kafka::ResponseFate::kSent);
 }
 
 void AckLines(Chain& chain, const RunRecord& r, const std::vector<uint64_t>& ids) {
@@ -127,8 +128,8 @@ void AckLines(Chain& chain, const RunRecord& r, const std::vector<uint64_t>& ids
 }
 
 std::optional<Signature> SequenceReuse(const RunRecord& r, const Violation& v) {
-  if (v.check != kAckedAreDurable && v.check != kNoDuplicates &&
-      v.check != kAckedBatchesInOrder && v.check != kEveryMessageOneOutcome) {
+  if (v.check != kAckedAreDurable && v.check != kNoDuplicates && v.check != kAckedBatchesInOrder &&
+      v.check != kEveryMessageOneOutcome) {
     return std::nullopt;
   }
   const Subject& s = v.subject;
@@ -139,8 +140,8 @@ std::optional<Signature> SequenceReuse(const RunRecord& r, const Violation& v) {
     }
     // The batch the broker holds at the answered offset.
     for (const AppendEvent& held : r.kafka.appends) {
-      if (!held.leader || held.tp != d.tp || held.base_offset != d.base_offset ||
-          held.at > d.at || SameSet(held.record_ids, d.record_ids)) {
+      if (!held.leader || held.tp != d.tp || held.base_offset != d.base_offset || held.at > d.at ||
+          SameSet(held.record_ids, d.record_ids)) {
         continue;
       }
       if (!s.ids.empty() && !Intersects(s.ids, d.record_ids) &&
@@ -264,8 +265,8 @@ std::optional<Signature> AckedLost(const RunRecord& r, const Violation& v) {
   AckLines(chain, r, {id});
   const ResponseEvent* success = SuccessFor(r, id);
   if (success == nullptr) {
-    chain.Line(r.run.end_time, absl::StrCat("no broker answered success for a request carrying id=",
-                                            id));
+    chain.Line(r.run.end_time,
+               absl::StrCat("no broker answered success for a request carrying id=", id));
     return chain.Done("ack-without-write", Family(r));
   }
   if (truncated != nullptr) {
@@ -400,8 +401,8 @@ std::optional<Signature> ClassifyRealClient(const RunRecord& r, const Violation&
   if (!r.client.has_value()) return std::nullopt;
   PRODSIM_ASSERT(!v.check.empty());
   using Rule = std::optional<Signature> (*)(const RunRecord&, const Violation&);
-  constexpr Rule kRealRules[] = {&SequenceReuse,  &Rewritten,          &NotPersistedButWritten,
-                                 &AckedLost,      &RetryOvertaken,     &KeptDeadConnection,
+  constexpr Rule kRealRules[] = {&SequenceReuse,   &Rewritten,      &NotPersistedButWritten,
+                                 &AckedLost,       &RetryOvertaken, &KeptDeadConnection,
                                  &StalledAfterHeal};
   for (Rule rule : kRealRules) {
     if (std::optional<Signature> sig = rule(r, v)) {

@@ -13,11 +13,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/assert.h"
 #include "checks/check.h"
-#include "checks/check_registry.h"
 #include "checks/check_families.h"
+#include "checks/check_registry.h"
 #include "checks/check_support.h"
-#include "sim/core/assert.h"
 
 namespace checks::families {
 namespace {

@@ -12,11 +12,11 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/assert.h"
 #include "checks/check.h"
-#include "checks/check_registry.h"
 #include "checks/check_families.h"
+#include "checks/check_registry.h"
 #include "checks/check_support.h"
-#include "sim/core/assert.h"
 
 namespace checks::families {
 namespace {
@@ -131,17 +131,16 @@ class NoLeakedGoroutines final : public Check {
                                     At(sim::Time() + r.client->goroutines_waited).substr(2),
                                     " for it to return")
                      : absl::StrCat("run ended ", At(r.run.end_time));
-        return absl::StrCat("goroutine ", g.id, " '", Sv(g.name), "' still waits: ",
-                            Sv(g.waits_on), " (Close returned ", At(*r.close_returned_at), ", ",
-                            when, ")");
+        return absl::StrCat("goroutine ", g.id, " '", Sv(g.name), "' still waits: ", Sv(g.waits_on),
+                            " (Close returned ", At(*r.close_returned_at), ", ", when, ")");
       });
     }
     if (w.empty()) return std::nullopt;
     Subject subject;
     subject.at = *r.close_returned_at;
-    return MakeViolation(name(),
-                         absl::StrCat(w.total(), " goroutine(s) the producer started outlived Close"),
-                         w, std::move(subject));
+    return MakeViolation(
+        name(), absl::StrCat(w.total(), " goroutine(s) the producer started outlived Close"), w,
+        std::move(subject));
   }
 };
 

@@ -15,11 +15,11 @@
 #include "absl/container/btree_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/assert.h"
 #include "checks/check.h"
-#include "checks/check_registry.h"
 #include "checks/check_families.h"
+#include "checks/check_registry.h"
 #include "checks/check_support.h"
-#include "sim/core/assert.h"
 
 namespace checks::families {
 namespace {
@@ -57,9 +57,9 @@ class AckedBatchesInOrder final : public Check {
     for (const sarama::AckEvent& ack : r.producer.acks) {
       if (!ack.has_sequence) continue;
       const auto call = call_of.find(ack.id);
-      auto [it, inserted] = last.try_emplace(
-          Key{ack.topic, ack.partition, ack.producer_epoch, call == call_of.end() ? 0 : call->second},
-          &ack);
+      auto [it, inserted] = last.try_emplace(Key{ack.topic, ack.partition, ack.producer_epoch,
+                                                 call == call_of.end() ? 0 : call->second},
+                                             &ack);
       if (inserted) continue;
       const sarama::AckEvent& prev = *it->second;
       it->second = &ack;
@@ -325,7 +325,9 @@ class PerPartitionOrder final : public Check {
 }  // namespace
 
 std::unique_ptr<Check> MakeAckedBatchesInOrder() { return std::make_unique<AckedBatchesInOrder>(); }
-std::unique_ptr<Check> MakeLogSequencesContiguous() { return std::make_unique<LogSequencesContiguous>(); }
+std::unique_ptr<Check> MakeLogSequencesContiguous() {
+  return std::make_unique<LogSequencesContiguous>();
+}
 std::unique_ptr<Check> MakeNoDuplicates() { return std::make_unique<NoDuplicates>(); }
 std::unique_ptr<Check> MakePerPartitionOrder() { return std::make_unique<PerPartitionOrder>(); }
 

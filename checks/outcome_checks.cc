@@ -14,11 +14,11 @@
 #include "absl/container/btree_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/assert.h"
 #include "checks/check.h"
-#include "checks/check_registry.h"
 #include "checks/check_families.h"
+#include "checks/check_registry.h"
 #include "checks/check_support.h"
-#include "sim/core/assert.h"
 
 namespace checks::families {
 namespace {
@@ -52,9 +52,8 @@ class AckedAreDurable final : public Check {
           InLog(r, unknown_offset).contains({{ack.topic, ack.partition}, ack.id})) {
         continue;
       }
-      const std::optional<uint64_t> held = entries == nullptr || !ack.offset_known
-                                               ? std::nullopt
-                                               : RecordAt(*entries, ack.offset);
+      const std::optional<uint64_t> held =
+          entries == nullptr || !ack.offset_known ? std::nullopt : RecordAt(*entries, ack.offset);
       if (held.has_value() && *held == ack.id) continue;
       if (ids.empty()) {
         subject = AckSubject(ack);
@@ -292,7 +291,9 @@ class NotPersistedAbsent final : public Check {
 }  // namespace
 
 std::unique_ptr<Check> MakeAckedAreDurable() { return std::make_unique<AckedAreDurable>(); }
-std::unique_ptr<Check> MakeEveryMessageOneOutcome() { return std::make_unique<EveryMessageOneOutcome>(); }
+std::unique_ptr<Check> MakeEveryMessageOneOutcome() {
+  return std::make_unique<EveryMessageOneOutcome>();
+}
 std::unique_ptr<Check> MakeNotPersistedAbsent() { return std::make_unique<NotPersistedAbsent>(); }
 
 }  // namespace checks::families

@@ -14,11 +14,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/assert.h"
 #include "checks/check.h"
-#include "checks/check_registry.h"
 #include "checks/check_families.h"
+#include "checks/check_registry.h"
 #include "checks/check_support.h"
-#include "sim/core/assert.h"
 
 namespace checks::families {
 namespace {
@@ -50,10 +50,9 @@ class NoPanic final : public Check {
     w.Add([&] { return absl::StrCat("    ", where); });
     Subject subject;
     subject.at = r.run.end_time;
-    return MakeViolation(name(),
-                         absl::StrCat("the model panicked: ", p.message, ", in ", goroutine,
-                                      ", at ", where),
-                         w, std::move(subject));
+    return MakeViolation(
+        name(), absl::StrCat("the model panicked: ", p.message, ", in ", goroutine, ", at ", where),
+        w, std::move(subject));
   }
 
   // A path as the compiler named it, from the repository's root (the
@@ -141,6 +140,8 @@ class NoBrokerSequenceError final : public Check {
 
 std::unique_ptr<Check> MakeNoPanic() { return std::make_unique<NoPanic>(); }
 std::unique_ptr<Check> MakeNoProducerAssertion() { return std::make_unique<NoProducerAssertion>(); }
-std::unique_ptr<Check> MakeNoBrokerSequenceError() { return std::make_unique<NoBrokerSequenceError>(); }
+std::unique_ptr<Check> MakeNoBrokerSequenceError() {
+  return std::make_unique<NoBrokerSequenceError>();
+}
 
 }  // namespace checks::families

@@ -29,9 +29,9 @@ struct ProducedMessage {
 // Wire mode: what the real client process did, as prodsim saw it (absent in
 // the simulated world). The client-* checks and no-fatal-error read it.
 struct ClientRecord {
-  std::string name;  // e.g. "librdkafka 2.0.2", as the driver's start line says
-  bool started = false;  // printed its start line
-  bool closed = false;   // printed its closed line (flushed, then destroyed)
+  std::string name;       // e.g. "librdkafka 2.0.2", as the driver's start line says
+  bool started = false;   // printed its start line
+  bool closed = false;    // printed its closed line (flushed, then destroyed)
   bool flush_ok = false;  // ... and its flush settled everything in time ("flush":"ok")
   std::optional<sim::Time> closed_at;
   // How the process ended: an exit code, or the signal that killed it;
@@ -52,7 +52,7 @@ struct ClientRecord {
   // RD_KAFKA_RESP_ERR__FATAL), with the time: "t=1.2s NAME: text".
   std::vector<std::string> fatal_errors;
   std::optional<sim::Time> first_fatal_at;  // when the first came
-  std::string stderr_tail;  // the last lines it wrote to stderr
+  std::string stderr_tail;                  // the last lines it wrote to stderr
   // The goroutine report (clients/README.md), printed after "closed" by a
   // driver whose client runs goroutines (Sarama's): whether it came, how
   // many of the client's goroutines were still alive, and how long the

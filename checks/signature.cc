@@ -12,9 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/assert.h"
 #include "checks/chain.h"
 #include "checks/check_registry.h"
-#include "sim/core/assert.h"
 #include "sim/core/prng.h"
 #include "sim/kafka/types.h"
 
@@ -145,10 +145,9 @@ Context MakeContext(const RunRecord& r, const Violation& v) {
   PRODSIM_ASSERT(!v.check.empty());
   Context c{r, v, sarama::StepsInTimeOrder(r.producer), v.subject, nullptr};
   // Every rule's walk over the steps stops at the first one past its bound.
-  PRODSIM_ASSERT(std::is_sorted(c.steps.begin(), c.steps.end(),
-                                [](const ProducerStep* x, const ProducerStep* y) {
-                                  return x->at < y->at;
-                                }));
+  PRODSIM_ASSERT(
+      std::is_sorted(c.steps.begin(), c.steps.end(),
+                     [](const ProducerStep* x, const ProducerStep* y) { return x->at < y->at; }));
   // A broker's answer names a request: its messages are the subject's.
   if (c.subject.correlation_id >= 0 && c.subject.ids.empty()) {
     for (const ProducerStep* s : c.steps) {
@@ -459,9 +458,9 @@ std::optional<Signature> TwoInFlight(const Context& c) {
       // The broker's refusal of the first, when the producer never read it.
       if (const kafka::ResponseEvent* e = BrokerResponseTo(c, *a);
           e != nullptr && !answer->error.empty() && Refusal(e->error)) {
-        chain.Line(e->at, absl::StrCat("broker ", e->broker.value, " answers corr=",
-                                       e->correlation_id, " ", e->tp.ToString(), " ",
-                                       std::string(kafka::ErrorCodeName(e->error)), " (",
+        chain.Line(e->at, absl::StrCat("broker ", e->broker.value,
+                                       " answers corr=", e->correlation_id, " ", e->tp.ToString(),
+                                       " ", std::string(kafka::ErrorCodeName(e->error)), " (",
                                        std::string(kafka::ResponseFateName(e->fate)), ")"));
       }
       // The resends after the failure, up to the subject.
@@ -1157,8 +1156,8 @@ std::optional<Signature> Panic(const Context& c) {
   const sim::PanicReport p = c.r.run.panic.value_or(sim::PanicReport{});
   Chain chain(c);
   chain.Line(c.r.run.end_time, c.v.explanation);
-  return chain.Done("panic", p.goroutine == 0 ? std::string("timer")
-                                              : GoroutineFunction(p.goroutine_name));
+  return chain.Done("panic",
+                    p.goroutine == 0 ? std::string("timer") : GoroutineFunction(p.goroutine_name));
 }
 
 // goroutine-leak: no-leaked-goroutines' violation; the function is the
@@ -1173,9 +1172,9 @@ std::optional<Signature> GoroutineLeak(const Context& c) {
   for (const sim::LiveGoroutine& g : c.r.producer_goroutines_at_end) {
     if (g.sleeping || g.runnable) continue;
     if (first == nullptr) first = &g;
-    chain.Line(c.r.run.end_time, absl::StrCat("goroutine ", g.id, " '", g.name, "' (",
-                                              GoroutineFunction(g.name), ") still waits: ",
-                                              g.waits_on));
+    chain.Line(c.r.run.end_time,
+               absl::StrCat("goroutine ", g.id, " '", g.name, "' (", GoroutineFunction(g.name),
+                            ") still waits: ", g.waits_on));
   }
   if (first == nullptr) return std::nullopt;
   return chain.Done("goroutine-leak", GoroutineFunction(first->name));

@@ -63,7 +63,8 @@ std::vector<Signature> EveryRuleMatch(const RunRecord& r, const Violation& v);
 // the subject's first message up to the violation (kind and answer,
 // consecutive repeats collapsed). No id, time, sequence, broker number or
 // fault enters it, so two runs of one unexplained family share it, and a
-// file keeps it while prodsim shrink removes what does not matter. UnclassifiedShape is the text hashed.
+// file keeps it while prodsim shrink removes what does not matter. UnclassifiedShape is the text
+// hashed.
 std::string UnclassifiedFingerprint(const RunRecord& r, const Violation& decisive);
 std::string UnclassifiedShape(const RunRecord& r, const Violation& decisive);
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 namespace checks {
 namespace {
@@ -54,9 +54,8 @@ int ExitCode(Verdict v) { return InfoOf(v).exit_code; }
 std::string ExitCodeTable() {
   std::vector<const VerdictInfo*> by_code;
   for (const VerdictInfo& info : kVerdictTable) by_code.push_back(&info);
-  std::sort(by_code.begin(), by_code.end(), [](const VerdictInfo* x, const VerdictInfo* y) {
-    return x->exit_code < y->exit_code;
-  });
+  std::sort(by_code.begin(), by_code.end(),
+            [](const VerdictInfo* x, const VerdictInfo* y) { return x->exit_code < y->exit_code; });
   std::string out = "| exit code | verdict |\n|---|---|\n";
   for (const VerdictInfo* info : by_code) {
     absl::StrAppend(&out, "| ", info->exit_code, " | ", std::string(info->name), ": ",

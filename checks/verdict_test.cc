@@ -76,8 +76,7 @@ std::map<int, std::string> ReadmeExitCodes(const std::string& readme) {
 // hyphen). Until README carries ExitCodeTable() itself, the codes and names
 // are what is tied; the CLI's own codes (64, 65, 66, 73) are not verdicts.
 TEST(Verdicts, ReadmeExitCodesMatchTheTable) {
-  const std::filesystem::path readme_path =
-      std::filesystem::path(PRODSIM_SOURCE_DIR) / "README.md";
+  const std::filesystem::path readme_path = std::filesystem::path(PRODSIM_SOURCE_DIR) / "README.md";
   std::ifstream in(readme_path);
   if (!in) GTEST_SKIP() << "no README.md at " << readme_path;
   std::stringstream text;

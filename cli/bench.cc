@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/assert.h"
 #include "cli/command_line.h"
 #include "cli/flags.h"
 #include "scenarios/builtin.h"
@@ -23,7 +24,6 @@
 #include "scenarios/parallel.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
-#include "sim/core/assert.h"
 
 namespace cli {
 namespace {
@@ -269,8 +269,9 @@ int Scaling(const Scenario& base, uint64_t max_messages) {
       "prodsim bench --scaling: one run per row, each in a child process; memory is the\n"
       "child's peak RSS less an idle child's (%lld KiB)\n\n",
       static_cast<long long>(idle.max_rss_kib));
-  std::printf("| messages | brokers | partitions | verdict | steps | wall s | us per message | "
-              "steps per message | peak MiB | KiB per message |\n");
+  std::printf(
+      "| messages | brokers | partitions | verdict | steps | wall s | us per message | "
+      "steps per message | peak MiB | KiB per message |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   struct Row {
     int64_t messages;
@@ -323,10 +324,11 @@ int Scaling(const Scenario& base, uint64_t max_messages) {
   if (us_per_message.size() >= 2) {
     const double lo = *std::min_element(us_per_message.begin() + 1, us_per_message.end());
     const double hi = *std::max_element(us_per_message.begin() + 1, us_per_message.end());
-    std::printf("\nper-message wall cost from 1k to %llu messages: %.2f..%.2f us, max/min %.2f "
-                "(target <= 1.5: %s)\n",
-                static_cast<unsigned long long>(std::min<uint64_t>(max_messages, 1000000)), lo, hi,
-                hi / lo, hi / lo <= 1.5 ? "flat" : "not flat");
+    std::printf(
+        "\nper-message wall cost from 1k to %llu messages: %.2f..%.2f us, max/min %.2f "
+        "(target <= 1.5: %s)\n",
+        static_cast<unsigned long long>(std::min<uint64_t>(max_messages, 1000000)), lo, hi, hi / lo,
+        hi / lo <= 1.5 ? "flat" : "not flat");
   }
   return failed ? 70 : 0;
 }
@@ -411,10 +413,9 @@ int BenchCommand(BenchArgs& a) {
       uint64_t i = 0;
       bool found = false;
       for (; i < a.max_runs_per_seed && !found; ++i) {
-        found = Is2803Kind(RunScenario(
-            Generate(base, ExploreSeed(root, 0, 1, i),
-                     GenerateOptions{.vary_producer = false,
-                                     .go_share_per_mille = search.go_share})));
+        found = Is2803Kind(RunScenario(Generate(
+            base, ExploreSeed(root, 0, 1, i),
+            GenerateOptions{.vary_producer = false, .go_share_per_mille = search.go_share})));
       }
       // A seed that found nothing counts with its whole search time (a lower
       // bound), so the median cannot look better than it is.
@@ -447,12 +448,11 @@ int BenchCommand(BenchArgs& a) {
     const std::vector<double>& runs = search.runs;
     std::printf("\nexplore's schedule draw: %s\n", search.name);
     if (!secs.empty()) {
-      std::printf(
-          "%-58s %14.3f  %s\n",
-          absl::StrCat("#2803-kind failure: median wall s to first (", a.seeds,
-                       " exploration seeds)")
-              .c_str(),
-          Median(secs), "< 1");
+      std::printf("%-58s %14.3f  %s\n",
+                  absl::StrCat("#2803-kind failure: median wall s to first (", a.seeds,
+                               " exploration seeds)")
+                      .c_str(),
+                  Median(secs), "< 1");
       std::printf("%-58s %7.3f..%-6.3f\n", "  min..max wall s",
                   *std::min_element(secs.begin(), secs.end()),
                   *std::max_element(secs.begin(), secs.end()));
@@ -465,10 +465,10 @@ int BenchCommand(BenchArgs& a) {
                     Median(secs) / before, "<= 1 (go loses no speed)");
       }
     }
-    std::printf(
-        "%-58s %14llu\n",
-        absl::StrCat("  seeds with no #2803-kind failure in ", a.max_runs_per_seed, " runs").c_str(),
-        static_cast<unsigned long long>(search.not_found));
+    std::printf("%-58s %14llu\n",
+                absl::StrCat("  seeds with no #2803-kind failure in ", a.max_runs_per_seed, " runs")
+                    .c_str(),
+                static_cast<unsigned long long>(search.not_found));
   }
   std::printf("\nsmall scenario verdicts:");
   for (const auto& [name, n] : verdicts) {
@@ -482,28 +482,28 @@ int BenchCommand(BenchArgs& a) {
 
 void DeclareBench(CommandLine* cl) {
   auto a = std::make_shared<BenchArgs>();
-  Flags& f = cl->Add(
-      "bench", "whole-run figures: runs/s and time to the first #2803-kind failure",
-      "Prints, side by side: runs/s and simulated s per wall s for the small scenario\n"
-      "over seeds 1..--runs; and the wall time and runs to the first\n"
-      "IBM/sarama#2803-kind failure exploring from the base (its producer settings\n"
-      "kept, faults, schedules and latencies drawn as explore draws them, realistic\n"
-      "kinds only) for exploration seeds 1..--seeds, at most --max-runs-per-seed runs\n"
-      "each. One thread, but for the small scenario run again on two threads\n"
-      "(RunInOrder, as explore --jobs=2) beside one. The default files are compiled\n"
-      "in (an installed prodsim runs them from any directory); a flag reads the file\n"
-      "it names. --scaling, --compare, --wire and --wire-jobs measure other things\n"
-      "instead (their flags say what).",
-      [a](const Flags& given) {
-        a->small.given = given.Given("--small");
-        a->base.given = given.Given("--base");
-        a->base_non_idempotent.given = given.Given("--base-non-idempotent");
-        a->file.given = given.Given("--file");
-        a->runs_set = given.Given("--runs");
-        a->seeds_set = given.Given("--seeds");
-        a->max_runs_set = given.Given("--max-runs-per-seed");
-        return BenchCommand(*a);
-      });
+  Flags& f =
+      cl->Add("bench", "whole-run figures: runs/s and time to the first #2803-kind failure",
+              "Prints, side by side: runs/s and simulated s per wall s for the small scenario\n"
+              "over seeds 1..--runs; and the wall time and runs to the first\n"
+              "IBM/sarama#2803-kind failure exploring from the base (its producer settings\n"
+              "kept, faults, schedules and latencies drawn as explore draws them, realistic\n"
+              "kinds only) for exploration seeds 1..--seeds, at most --max-runs-per-seed runs\n"
+              "each. One thread, but for the small scenario run again on two threads\n"
+              "(RunInOrder, as explore --jobs=2) beside one. The default files are compiled\n"
+              "in (an installed prodsim runs them from any directory); a flag reads the file\n"
+              "it names. --scaling, --compare, --wire and --wire-jobs measure other things\n"
+              "instead (their flags say what).",
+              [a](const Flags& given) {
+                a->small.given = given.Given("--small");
+                a->base.given = given.Given("--base");
+                a->base_non_idempotent.given = given.Given("--base-non-idempotent");
+                a->file.given = given.Given("--file");
+                a->runs_set = given.Given("--runs");
+                a->seeds_set = given.Given("--seeds");
+                a->max_runs_set = given.Given("--max-runs-per-seed");
+                return BenchCommand(*a);
+              });
   f.Text("--small", &a->small.path, "FILE", "the small scenario");
   f.Text("--base", &a->base.path, "FILE",
          "the base explored from (--wire: default bench/scenarios/wire-mix.toml)");

@@ -30,7 +30,8 @@ struct WireBenchArgs {
   uint64_t model_runs = 2000;
   uint64_t real_trials = 5;
 };
-int WireBench(const scenarios::Scenario& base, const std::string& base_path, const WireBenchArgs& a);
+int WireBench(const scenarios::Scenario& base, const std::string& base_path,
+              const WireBenchArgs& a);
 
 // 4. (prodsim bench --wire-jobs) explore --client's trials one at a time
 //    beside `jobs` at once: the throughput over the same generated
@@ -44,8 +45,8 @@ struct WireJobsArgs {
   uint64_t trials = 40;
 };
 int WireJobsBench(const scenarios::Scenario& file, const std::string& file_path,
-                  const scenarios::Scenario& base,
-                  const std::string& base_path, const WireJobsArgs& a);
+                  const scenarios::Scenario& base, const std::string& base_path,
+                  const WireJobsArgs& a);
 
 }  // namespace cli
 

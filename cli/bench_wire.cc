@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "cli/bench.h"
 #include "scenarios/explore.h"
-#include "scenarios/runner.h"
 #include "scenarios/parallel.h"
+#include "scenarios/runner.h"
 #include "scenarios/scenario.h"
 #include "search/world.h"
 #include "wire/real_world.h"
@@ -67,8 +67,8 @@ int WireBench(const Scenario& base, const std::string& base_path, const WireBenc
     Search model, real;
     auto t0 = WallClock::now();
     for (uint64_t i = 0; i < a.model_runs && model.found.empty(); ++i) {
-      const Scenario s = Generate(base, ExploreSeed(root, 0, 1, i),
-                                  GenerateOptions{.vary_producer = false});
+      const Scenario s =
+          Generate(base, ExploreSeed(root, 0, 1, i), GenerateOptions{.vary_producer = false});
       const RunOutput out = RunScenario(s);
       ++model.runs;
       if (out.verdict == Verdict::kHarnessError) ++model.harness_errors;
@@ -80,8 +80,8 @@ int WireBench(const Scenario& base, const std::string& base_path, const WireBenc
     options.client = a.client;
     options.bound = sim::Duration::Seconds(60);
     for (uint64_t i = 0; i < a.real_trials && real.found.empty(); ++i) {
-      const Scenario s = Generate(base, ExploreSeed(root, 0, 1, i),
-                                  GenerateOptions{.vary_producer = false});
+      const Scenario s =
+          Generate(base, ExploreSeed(root, 0, 1, i), GenerateOptions{.vary_producer = false});
       const wire::RealOutput out = wire::RunReal(s, options);
       ++real.runs;
       if (out.run.verdict == Verdict::kHarnessError) ++real.harness_errors;
@@ -103,13 +103,13 @@ int WireBench(const Scenario& base, const std::string& base_path, const WireBenc
                 static_cast<unsigned long long>(real.runs), real.wall);
     std::fflush(stdout);
   }
-  std::printf("\nseeds with a failure: model %llu/%llu in %.2f wall s; real %llu/%llu in %.1f "
-              "wall s; wall ratio real/model %.0fx\n",
-              static_cast<unsigned long long>(model_found),
-              static_cast<unsigned long long>(a.seeds), model_wall,
-              static_cast<unsigned long long>(real_found),
-              static_cast<unsigned long long>(a.seeds), real_wall,
-              model_wall > 0 ? real_wall / model_wall : 0.0);
+  std::printf(
+      "\nseeds with a failure: model %llu/%llu in %.2f wall s; real %llu/%llu in %.1f "
+      "wall s; wall ratio real/model %.0fx\n",
+      static_cast<unsigned long long>(model_found), static_cast<unsigned long long>(a.seeds),
+      model_wall, static_cast<unsigned long long>(real_found),
+      static_cast<unsigned long long>(a.seeds), real_wall,
+      model_wall > 0 ? real_wall / model_wall : 0.0);
   return 0;
 }
 
@@ -178,9 +178,10 @@ int WireJobsBench(const Scenario& file, const std::string& file_path, const Scen
     std::fprintf(stderr, "prodsim: %s\n", std::string(world.status().message()).c_str());
     return 64;
   }
-  std::printf("prodsim bench --wire-jobs: %s over the wire, trials one at a time beside %u at "
-              "once (explore --client's default), side by side in one run\n\n",
-              a.client.c_str(), a.jobs);
+  std::printf(
+      "prodsim bench --wire-jobs: %s over the wire, trials one at a time beside %u at "
+      "once (explore --client's default), side by side in one run\n\n",
+      a.client.c_str(), a.jobs);
   // 1. Throughput: the same generated scenarios (explore --client's, from
   //    the base), at --jobs=1 and at --jobs=J.
   scenarios::GenerateOptions g;
@@ -193,15 +194,16 @@ int WireJobsBench(const Scenario& file, const std::string& file_path, const Scen
   const Column many = RunColumn(*world, generated, a.jobs);
   std::printf("1. throughput: %llu scenarios generated from %s (explore seeds of 1)\n",
               static_cast<unsigned long long>(a.generated), base_path.c_str());
-  std::printf("   --jobs=1: %.1f s, %.2f trials/s, median trial %.2f s, failures %lld, harness "
-              "errors %lld\n",
-              one.wall, static_cast<double>(one.trials) / one.wall, MedianOf(one.trial_walls),
-              static_cast<long long>(one.failures), static_cast<long long>(one.harness_errors));
-  std::printf("   --jobs=%u: %.1f s, %.2f trials/s, median trial %.2f s, failures %lld, harness "
-              "errors %lld\n",
-              a.jobs, many.wall, static_cast<double>(many.trials) / many.wall,
-              MedianOf(many.trial_walls), static_cast<long long>(many.failures),
-              static_cast<long long>(many.harness_errors));
+  std::printf(
+      "   --jobs=1: %.1f s, %.2f trials/s, median trial %.2f s, failures %lld, harness "
+      "errors %lld\n",
+      one.wall, static_cast<double>(one.trials) / one.wall, MedianOf(one.trial_walls),
+      static_cast<long long>(one.failures), static_cast<long long>(one.harness_errors));
+  std::printf(
+      "   --jobs=%u: %.1f s, %.2f trials/s, median trial %.2f s, failures %lld, harness "
+      "errors %lld\n",
+      a.jobs, many.wall, static_cast<double>(many.trials) / many.wall, MedianOf(many.trial_walls),
+      static_cast<long long>(many.failures), static_cast<long long>(many.harness_errors));
   std::printf("   throughput ratio --jobs=%u / --jobs=1: %.2fx (target >= 5x)\n\n", a.jobs,
               one.wall / many.wall);
   // 2. Agreement: one file's failure rate, N trials each way.
@@ -216,9 +218,9 @@ int WireJobsBench(const Scenario& file, const std::string& file_path, const Scen
               static_cast<long long>(j1.failures), static_cast<long long>(j1.trials), j1.wall,
               a.jobs, static_cast<long long>(jn.failures), static_cast<long long>(jn.trials),
               jn.wall);
-  std::printf("   Fisher's exact test, two-sided: p = %.3f (%s at the 5%% level)\n", p,
-              p < 0.05 ? "the rates DIFFER: timing at this --jobs changes outcomes"
-                       : "no difference");
+  std::printf(
+      "   Fisher's exact test, two-sided: p = %.3f (%s at the 5%% level)\n", p,
+      p < 0.05 ? "the rates DIFFER: timing at this --jobs changes outcomes" : "no difference");
   std::printf("   machine: %u cores, 1-minute load %.2f now\n", MachineCores(),
               wire::LoadAverage());
   return p < 0.05 ? 1 : 0;

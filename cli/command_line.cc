@@ -6,10 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/assert.h"
 #include "checks/verdict.h"
 #include "cli/common.h"
 #include "scenarios/runner.h"
-#include "sim/core/assert.h"
 
 namespace cli {
 namespace {
@@ -46,7 +46,8 @@ std::string ExitCodeTable() {
   std::vector<std::pair<int, std::string>> codes;
   // Every verdict, as its registry (checks/verdict.h) describes it.
   for (const checks::VerdictInfo& v : checks::kVerdictTable) {
-    codes.emplace_back(v.exit_code, absl::StrCat(std::string(v.name), ": ", std::string(v.meaning)));
+    codes.emplace_back(v.exit_code,
+                       absl::StrCat(std::string(v.name), ": ", std::string(v.meaning)));
   }
   codes.emplace_back(kExitUsage, "usage: a bad command line");
   codes.emplace_back(kExitBadFile, "a bad scenario file");
@@ -88,9 +89,7 @@ const CommandLine::Sub* CommandLine::Find(const std::string& name) const {
   return nullptr;
 }
 
-std::string CommandLine::Help() const {
-  return root_->help("", CLI::AppFormatMode::All);
-}
+std::string CommandLine::Help() const { return root_->help("", CLI::AppFormatMode::All); }
 
 std::string CommandLine::Help(const std::string& name) const {
   const Sub* sub = Find(name);
@@ -135,7 +134,8 @@ int CommandLine::Main(int argc, char** argv) {
     std::fputs(Help().c_str(), stdout);
     return 0;
   } catch (const CLI::ParseError& e) {
-    return UsageError(absl::StrCat(cmd, ": ", e.what(), " (prodsim ", cmd, " --help lists its flags)"));
+    return UsageError(
+        absl::StrCat(cmd, ": ", e.what(), " (prodsim ", cmd, " --help lists its flags)"));
   }
   if (const absl::Status s = sub->flags->Check(); !s.ok()) {
     return UsageError(std::string(s.message()));

@@ -37,7 +37,8 @@ Ran Prodsim(std::vector<std::string> args) {
 }
 
 int Lines(const std::string& text) {
-  return static_cast<int>(std::vector<std::string>(absl::StrSplit(text, '\n', absl::SkipEmpty())).size());
+  return static_cast<int>(
+      std::vector<std::string>(absl::StrSplit(text, '\n', absl::SkipEmpty())).size());
 }
 
 std::vector<std::string> SubcommandNames() {
@@ -65,7 +66,7 @@ TEST(CommandLineTest, EverySubcommandsHelpListsEveryDeclaredFlag) {
       for (const std::string& name : option->get_lnames()) {
         ++flags;
         EXPECT_TRUE(absl::StrContains(help.out, "--" + name)) << "--" << name << " not in:\n"
-                                                               << help.out;
+                                                              << help.out;
       }
     }
     EXPECT_GT(flags, 0);
@@ -129,7 +130,8 @@ TEST(CommandLineTest, ParseCountTakesDigitsWithinBounds) {
   EXPECT_TRUE(ParseCount("18446744073709551615", 0, UINT64_MAX, &v));
   EXPECT_EQ(v, UINT64_MAX);
   v = 7;
-  for (const char* bad : {"", "-1", "+1", " 1", "1 ", "1e3", "0x10", "18446744073709551616", "11"}) {
+  for (const char* bad :
+       {"", "-1", "+1", " 1", "1 ", "1e3", "0x10", "18446744073709551616", "11"}) {
     EXPECT_FALSE(ParseCount(bad, 0, 10, &v)) << bad;
   }
   EXPECT_EQ(v, 7u);

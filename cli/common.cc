@@ -6,11 +6,11 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
-#include "checks/check.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "scenarios/parallel.h"
+#include "checks/check.h"
 #include "producer/profile.h"
+#include "scenarios/parallel.h"
 #include "sim/core/scheduler.h"
 #include "sim/kafka/wire/compression.h"
 
@@ -58,8 +58,8 @@ std::vector<std::string> ProfileNames() {
 
 std::vector<std::string> PolicyNames() {
   std::vector<std::string> out;
-  for (sim::Policy p : {sim::Policy::kFifo, sim::Policy::kRandom, sim::Policy::kPct,
-                        sim::Policy::kGo}) {
+  for (sim::Policy p :
+       {sim::Policy::kFifo, sim::Policy::kRandom, sim::Policy::kPct, sim::Policy::kGo}) {
     out.emplace_back(sim::PolicyName(p));
   }
   return out;
@@ -87,8 +87,8 @@ bool MakeDirectory(const std::string& dir) {
   return true;
 }
 
-std::string TrialLine(const std::string& file, int64_t t, int64_t trials,
-                      const wire::RealOutput& r, const std::string& client) {
+std::string TrialLine(const std::string& file, int64_t t, int64_t trials, const wire::RealOutput& r,
+                      const std::string& client) {
   const sim::RunResult& rr = r.run.record.run;
   std::string line = absl::StrFormat(
       "%s: trial %d/%d: %s client=%s t=%ss wall=%.2fs cpu=%.2fs load=%.2f connections=%d "
@@ -118,9 +118,9 @@ std::string MachineNote(double mean_load, double mean_client_cpu_s) {
       "machine: %d cores, 1-minute load %.2f on average before the trials (%s); the client "
       "spent %.2f s of CPU per trial",
       scenarios::MachineCores(), mean_load,
-      mean_load < 0 ? "unknown"
-                    : Loaded(mean_load) ? "loaded: real results move with load"
-                                        : "not loaded",
+      mean_load < 0       ? "unknown"
+      : Loaded(mean_load) ? "loaded: real results move with load"
+                          : "not loaded",
       mean_client_cpu_s);
 }
 

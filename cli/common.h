@@ -42,8 +42,8 @@ bool MakeDirectory(const std::string& dir);
 
 // One real trial's line: "FILE: trial T/N: VERDICT client=NAME VERSION t=..
 // wall=.. cpu=.. load=.. connections=.. acked=.. errors=..".
-std::string TrialLine(const std::string& file, int64_t t, int64_t trials,
-                      const wire::RealOutput& r, const std::string& client);
+std::string TrialLine(const std::string& file, int64_t t, int64_t trials, const wire::RealOutput& r,
+                      const std::string& client);
 // What the machine was doing over a set of real trials, said beside every
 // real result (a real column moves with load): "machine: 2 cores, 1-minute
 // load 0.52 on average before the trials (idle); the client spent 0.31 s

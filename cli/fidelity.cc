@@ -15,15 +15,15 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "producer/profile.h"
-#include "scenarios/runner.h"
-#include "scenarios/scenario.h"
 #include "cli/command_line.h"
 #include "cli/common.h"
 #include "cli/flags.h"
-#include "sim/core/scheduler.h"
+#include "producer/profile.h"
 #include "scenarios/explore.h"
+#include "scenarios/runner.h"
+#include "scenarios/scenario.h"
 #include "search/world.h"
+#include "sim/core/scheduler.h"
 #include "wire/real_world.h"
 
 namespace cli {
@@ -138,8 +138,9 @@ int ReadSavedReal(const std::string& path, absl::btree_map<std::string, SavedRea
     int64_t trials = 0, failures = 0, ran = 0, errors = 0;
     // 15 columns before the machine's load and the client's CPU time were
     // kept beside the real column, 17 since.
-    if ((f.size() != 15 && f.size() != 17) || !absl::SimpleAtoi(f[9], &trials) || !absl::SimpleAtoi(f[10], &failures) ||
-        !absl::SimpleAtoi(f[11], &ran) || !absl::SimpleAtoi(f[12], &errors)) {
+    if ((f.size() != 15 && f.size() != 17) || !absl::SimpleAtoi(f[9], &trials) ||
+        !absl::SimpleAtoi(f[10], &failures) || !absl::SimpleAtoi(f[11], &ran) ||
+        !absl::SimpleAtoi(f[12], &errors)) {
       std::fprintf(stderr, "prodsim: %s:%d:1: not a line of prodsim fidelity's CSV\n", path.c_str(),
                    lineno);
       return kExitBadFile;
@@ -233,10 +234,11 @@ int FidelityCommand(FidelityArgs& a) {
            "model_verdicts,client,trials,real_failures,real_trials_ran,real_harness_errors,"
            "real_verdicts,difference,real_load_mean,real_client_cpu_s_mean\n";
   }
-  std::printf("prodsim fidelity: model (policy %s, seeds 1..%lld) beside %s over the wire (%lld "
-              "trials, %lld at once; real timing: a distribution)\n\n",
-              policy.c_str(), static_cast<long long>(seeds), options.client.c_str(),
-              static_cast<long long>(trials), static_cast<long long>(jobs));
+  std::printf(
+      "prodsim fidelity: model (policy %s, seeds 1..%lld) beside %s over the wire (%lld "
+      "trials, %lld at once; real timing: a distribution)\n\n",
+      policy.c_str(), static_cast<long long>(seeds), options.client.c_str(),
+      static_cast<long long>(trials), static_cast<long long>(jobs));
   std::printf("%-58s %-14s %9s %9s %6s\n", "file", "profile", "model", "real", "|diff|");
   std::string client_name = options.client;
   int64_t compared = 0, within = 0;
@@ -323,23 +325,23 @@ int FidelityCommand(FidelityArgs& a) {
 void DeclareFidelity(CommandLine* cl) {
   auto a = std::make_shared<FidelityArgs>();
   a->options.client.clear();
-  Flags& f = cl->Add(
-      "fidelity", "the model's verdicts over seeds beside a real client's over trials",
-      "For each scenario file, the model's verdicts over schedule seeds 1..--seeds\n"
-      "beside the real client's over --trials wire trials, one table (printed, and\n"
-      "written as CSV with --csv). The model side runs the file with --policy (the\n"
-      "file's schedule policy is replaced, so that the seeds sample interleavings)\n"
-      "and --profile (default the file's own; give the one matching the client's\n"
-      "version: sarama-1.42.1 for Sarama v1.42.1, sarama-main for main; for\n"
-      "librdkafka and kafkajs no model exists and the column is the file's Sarama\n"
-      "profile, for reference). A failure is any verdict but pass; harness errors (a\n"
-      "scenario a side cannot run) are counted apart. Real trials are samples of\n"
-      "real timing: the real column is a distribution. Every real column says the\n"
-      "1-minute load before its trials and the client's CPU time per trial (a real\n"
-      "column moves with load; \"loaded\" when the load was at or above the cores).\n"
-      "With --generated, the last line gives the share within 0.25 and the mean\n"
-      "|diff|.",
-      [a](const Flags&) { return FidelityCommand(*a); });
+  Flags& f =
+      cl->Add("fidelity", "the model's verdicts over seeds beside a real client's over trials",
+              "For each scenario file, the model's verdicts over schedule seeds 1..--seeds\n"
+              "beside the real client's over --trials wire trials, one table (printed, and\n"
+              "written as CSV with --csv). The model side runs the file with --policy (the\n"
+              "file's schedule policy is replaced, so that the seeds sample interleavings)\n"
+              "and --profile (default the file's own; give the one matching the client's\n"
+              "version: sarama-1.42.1 for Sarama v1.42.1, sarama-main for main; for\n"
+              "librdkafka and kafkajs no model exists and the column is the file's Sarama\n"
+              "profile, for reference). A failure is any verdict but pass; harness errors (a\n"
+              "scenario a side cannot run) are counted apart. Real trials are samples of\n"
+              "real timing: the real column is a distribution. Every real column says the\n"
+              "1-minute load before its trials and the client's CPU time per trial (a real\n"
+              "column moves with load; \"loaded\" when the load was at or above the cores).\n"
+              "With --generated, the last line gives the share within 0.25 and the mean\n"
+              "|diff|.",
+              [a](const Flags&) { return FidelityCommand(*a); });
   f.Files(&a->files, "FILE", "the scenario files (or --generated)");
   f.Text("--client", &a->options.client, "NAME|CMD", "the real client (required)");
   f.Count("--seeds", &a->seeds, 1, kCountMax, "model runs per file, seeds 1..N");

@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/assert.h"
 #include "scenarios/toml_reader.h"
-#include "sim/core/assert.h"
 
 namespace cli {
 namespace {
@@ -98,8 +98,7 @@ CLI::Option* Flags::Text(const std::string& name, std::string* s, const std::str
 }
 
 CLI::Option* Flags::Checked(const std::string& name, std::string* s, const std::string& what,
-                            const std::string& takes,
-                            std::function<bool(const std::string&)> valid,
+                            const std::string& takes, std::function<bool(const std::string&)> valid,
                             const std::string& description) {
   return AddValue(name, what, *s, description, takes,
                   [s, valid = std::move(valid)](const std::string& text) {
@@ -124,7 +123,8 @@ CLI::Option* Flags::Choice(const std::string& name, std::string* s,
 
 CLI::Option* Flags::Switch(const std::string& name, bool* b, const std::string& description,
                            bool value) {
-  return app_->add_flag_callback(name, [b, value] { *b = value; }, description);
+  return app_->add_flag_callback(
+      name, [b, value] { *b = value; }, description);
 }
 
 CLI::Option* Flags::Custom(const std::string& name, const std::string& what,
@@ -168,8 +168,8 @@ absl::Status Flags::CheckEmptyValues(int argc, const char* const* argv) const {
     for (const std::unique_ptr<Value>& v : values_) {
       if (v->name == name) return BadValue(*v, "");
     }
-    return absl::InvalidArgumentError(absl::StrCat("unknown flag '", arg, "' (prodsim ", sub_,
-                                                   " --help lists its flags)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown flag '", arg, "' (prodsim ", sub_, " --help lists its flags)"));
   }
   return absl::OkStatus();
 }

@@ -45,8 +45,8 @@ std::string CountTakes(uint64_t lo, uint64_t hi);
 // The declarations of one subcommand's flags on its CLI::App. Values land in
 // the fields given (they keep their initial value as the default when the
 // flag is absent); every declaration returns its CLI::Option, for a
-// default shown otherwise (->default_str("the cores")). Check() validates the values given after CLI11 has
-// parsed the command line.
+// default shown otherwise (->default_str("the cores")). Check() validates the values given after
+// CLI11 has parsed the command line.
 class Flags {
  public:
   // REQUIRES: app outlives this; `sub` is the subcommand's name, for errors.
@@ -69,24 +69,25 @@ class Flags {
   // --name: a non-empty text (a file, a directory, a client); `what` is the
   // type name shown in the help ("FILE", "DIR", ...).
   CLI::Option* Text(const std::string& name, std::string* s, const std::string& what,
-            const std::string& description);
+                    const std::string& description);
   // --name: a text that `valid` accepts; `takes` says what it takes.
   CLI::Option* Checked(const std::string& name, std::string* s, const std::string& what,
-               const std::string& takes, std::function<bool(const std::string&)> valid,
-               const std::string& description);
+                       const std::string& takes, std::function<bool(const std::string&)> valid,
+                       const std::string& description);
   // --name: one of `choices`.
-  CLI::Option* Choice(const std::string& name, std::string* s, const std::vector<std::string>& choices,
-              const std::string& description);
+  CLI::Option* Choice(const std::string& name, std::string* s,
+                      const std::vector<std::string>& choices, const std::string& description);
   // --name, no value: sets *b to `value`.
   CLI::Option* Switch(const std::string& name, bool* b, const std::string& description,
-              bool value = true);
+                      bool value = true);
   // --name: any text given with parse(text) (false: bad), for a value with a
   // shape of its own (e.g. --shard=I/N); `takes` names the shape.
   CLI::Option* Custom(const std::string& name, const std::string& what, const std::string& takes,
-              std::function<bool(const std::string&)> parse, const std::string& description);
+                      std::function<bool(const std::string&)> parse,
+                      const std::string& description);
   // The positional arguments (scenario files).
   CLI::Option* Files(std::vector<std::string>* files, const std::string& what,
-             const std::string& description);
+                     const std::string& description);
 
   // Whether --name was given.
   bool Given(const std::string& name) const;
@@ -109,9 +110,9 @@ class Flags {
     bool unknown = false;  // a name out of a list: "unknown --NAME 'VALUE'"
   };
   absl::Status BadValue(const Value& v, const std::string& text) const;
-  CLI::Option* AddValue(const std::string& name, const std::string& what, const std::string& shown_default,
-                const std::string& description, const std::string& takes,
-                std::function<bool(const std::string&)> parse);
+  CLI::Option* AddValue(const std::string& name, const std::string& what,
+                        const std::string& shown_default, const std::string& description,
+                        const std::string& takes, std::function<bool(const std::string&)> parse);
 
   CLI::App* app_;
   std::string sub_;

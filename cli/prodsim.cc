@@ -20,10 +20,10 @@
 #include "absl/strings/str_cat.h"
 #include "checks/check.h"
 #include "checks/signature.h"
-#include "producer/async_producer.h"
 #include "cli/command_line.h"
 #include "cli/common.h"
 #include "cli/flags.h"
+#include "producer/async_producer.h"
 #include "scenarios/decode.h"
 #include "scenarios/explore.h"
 #include "scenarios/parallel.h"
@@ -90,8 +90,9 @@ void PrintOutcome(const std::string& path, const RunOutput& out, double wall_ms)
   const sim::RunResult& r = out.record.run;
   // A world with mock faults is not a real cluster's: the line says so.
   std::printf("%s: %s%s digest=%016llx t=%ss steps=%llu wall=%.1fms\n", path.c_str(),
-              VerdictText(out).c_str(), out.mock_faults ? " (mock faults)" : "", static_cast<unsigned long long>(r.digest),
-              r.end_time.ToString().c_str(), static_cast<unsigned long long>(r.steps), wall_ms);
+              VerdictText(out).c_str(), out.mock_faults ? " (mock faults)" : "",
+              static_cast<unsigned long long>(r.digest), r.end_time.ToString().c_str(),
+              static_cast<unsigned long long>(r.steps), wall_ms);
   cli::PrintViolations(out, 2);
   if (std::getenv("PRODSIM_STEPS")) std::printf("%s", checks::DebugSteps(out.record).c_str());
   if (out.verdict == Verdict::kHarnessError) return;
@@ -144,10 +145,9 @@ int Run(const Args& args) {
           const RunOutput o = RunScenario(other);
           std::string other_why;
           const bool ok = MatchesExpect(other, o, &other_why);
-          std::printf(
-              "  on %s: %s digest=%016llx%s%s\n", p.profile.c_str(), VerdictText(o).c_str(),
-              static_cast<unsigned long long>(o.record.run.digest),
-              ok ? "" : ": expect does not hold: ", ok ? "" : other_why.c_str());
+          std::printf("  on %s: %s digest=%016llx%s%s\n", p.profile.c_str(), VerdictText(o).c_str(),
+                      static_cast<unsigned long long>(o.record.run.digest),
+                      ok ? "" : ": expect does not hold: ", ok ? "" : other_why.c_str());
           if (!ok) this_code = 1;
         }
       }
@@ -212,8 +212,8 @@ struct ExploreArgs {
 
 int Explore(const ExploreArgs& a) {
   if (a.shrink_needed > a.shrink_trials) {
-    return Usage(absl::StrCat("--shrink-needed=", a.shrink_needed, " is more than --shrink-trials=",
-                              a.shrink_trials));
+    return Usage(absl::StrCat("--shrink-needed=", a.shrink_needed,
+                              " is more than --shrink-trials=", a.shrink_trials));
   }
   if (a.base.empty()) return Usage("explore needs --base=FILE");
   if ((a.runs > 0) == (a.time.nanos() > 0)) {
@@ -332,12 +332,12 @@ int ShrinkCommand(const ShrinkArgs& a) {
     return 1;
   }
   const double secs = std::chrono::duration<double>(WallClock::now() - started).count();
-  r.scenario.description = absl::StrCat(
-      "Shrunk by prodsim shrink from ", file, " (", r.runs,
-      world ? absl::StrCat(" trials of ", client, ", a change kept when ", needed, " of ", trials,
-                           " failed the same way")
-            : std::string(" runs"),
-      "), which said: ", s.description);
+  r.scenario.description =
+      absl::StrCat("Shrunk by prodsim shrink from ", file, " (", r.runs,
+                   world ? absl::StrCat(" trials of ", client, ", a change kept when ", needed,
+                                        " of ", trials, " failed the same way")
+                         : std::string(" runs"),
+                   "), which said: ", s.description);
   std::ofstream f(out);
   f << PrintScenario(r.scenario);
   f.close();
@@ -353,8 +353,8 @@ int ShrinkCommand(const ShrinkArgs& a) {
   if (world) {
     std::printf("the result failed the same way in %d of %lld trials (the original: %d)\n",
                 r.last_kept, static_cast<long long>(trials), r.first_kept);
-    std::printf("written to %s (replay: prodsim real %s --client=%s --trials=%lld)\n",
-                out.c_str(), out.c_str(), client.c_str(), static_cast<long long>(trials));
+    std::printf("written to %s (replay: prodsim real %s --client=%s --trials=%lld)\n", out.c_str(),
+                out.c_str(), client.c_str(), static_cast<long long>(trials));
   } else {
     std::printf("written to %s (replay: prodsim run %s)\n", out.c_str(), out.c_str());
   }
@@ -439,48 +439,46 @@ int EncodeCommand(const CodecArgs& a) {
 
 void DeclareExplore(CommandLine* cl) {
   auto a = std::make_shared<ExploreArgs>();
-  Flags& f = cl->Add(
-      "explore", "run scenarios generated from a base and report the failures",
-      "Generates scenarios from the base (random faults, swarm style, random schedules,\n"
-      "latencies and producer settings); prints progress, writes each failing scenario\n"
-      "to --out with its verdict as [expect], and a summary grouping the failures by\n"
-      "signature (mechanism@function: count, first seed, smallest file). Stops at the\n"
-      "first failure unless --keep-going. The lines, files and summary are those of\n"
-      "--jobs=1 (runs are consumed in order), but for runs/s and, with --time, how far\n"
-      "it got. Exit 0: nothing (new) found; 1: found failures (with --known: a new\n"
-      "signature, unclassified included).",
-      [a](const Flags&) { return Explore(*a); });
+  Flags& f =
+      cl->Add("explore", "run scenarios generated from a base and report the failures",
+              "Generates scenarios from the base (random faults, swarm style, random schedules,\n"
+              "latencies and producer settings); prints progress, writes each failing scenario\n"
+              "to --out with its verdict as [expect], and a summary grouping the failures by\n"
+              "signature (mechanism@function: count, first seed, smallest file). Stops at the\n"
+              "first failure unless --keep-going. The lines, files and summary are those of\n"
+              "--jobs=1 (runs are consumed in order), but for runs/s and, with --time, how far\n"
+              "it got. Exit 0: nothing (new) found; 1: found failures (with --known: a new\n"
+              "signature, unclassified included).",
+              [a](const Flags&) { return Explore(*a); });
   f.Text("--base", &a->base, "FILE", "the scenario the runs are generated from (required)");
   f.Count("--runs", &a->runs, 1, INT64_MAX, "run N generated scenarios (or --time)")
       ->default_str("");
   f.Duration("--time", &a->time, "run for this long (or --runs)");
   f.Count("--seed", &a->seed, 0, UINT64_MAX, "the root seed of the generated scenarios");
   f.Custom(
-      "--shard", "I/N", "I/N with I < N",
-      [a](const std::string& text) {
-        const size_t slash = text.find('/');
-        uint64_t i = 0, n = 0;
-        if (slash == std::string::npos ||
-            !ParseCount(std::string_view(text).substr(0, slash), 0, UINT64_MAX, &i) ||
-            !ParseCount(std::string_view(text).substr(slash + 1), 1, UINT64_MAX, &n) || i >= n) {
-          return false;
-        }
-        a->shard = i;
-        a->shards = n;
-        return true;
-      },
-      "run the I-th of N disjoint shares of the runs")
+       "--shard", "I/N", "I/N with I < N",
+       [a](const std::string& text) {
+         const size_t slash = text.find('/');
+         uint64_t i = 0, n = 0;
+         if (slash == std::string::npos ||
+             !ParseCount(std::string_view(text).substr(0, slash), 0, UINT64_MAX, &i) ||
+             !ParseCount(std::string_view(text).substr(slash + 1), 1, UINT64_MAX, &n) || i >= n) {
+           return false;
+         }
+         a->shard = i;
+         a->shards = n;
+         return true;
+       },
+       "run the I-th of N disjoint shares of the runs")
       ->default_str("0/1");
   f.Switch("--keep-going", &a->keep_going, "do not stop at the first failure");
   f.Text("--out", &a->out, "DIR",
          "write each failing scenario to DIR, and shrink the smallest file of each new "
          "signature (keeping its signature) to DIR/new-MECHANISM.toml");
-  f.Switch("--no-shrink", &a->shrink, "with --out: do not shrink the new signatures' files",
-           false);
+  f.Switch("--no-shrink", &a->shrink, "with --out: do not shrink the new signatures' files", false);
   f.Switch("--mock-faults", &a->mock_faults,
            "draw mock.error and mock.drop_response faults too (what no real cluster does)");
-  f.Count("--jobs", &a->jobs, 1, 1024, "run on N threads")
-      ->default_str("cores; 8 over the wire");
+  f.Count("--jobs", &a->jobs, 1, 1024, "run on N threads")->default_str("cores; 8 over the wire");
   f.Text("--known", &a->known, "DIR",
          "the signatures of DIR's scenario files ([expect] signature) are known findings: "
          "reported as known, not new; without --keep-going the search stops at the first new "
@@ -500,14 +498,14 @@ void DeclareExplore(CommandLine* cl) {
 
 void DeclareShrink(CommandLine* cl) {
   auto a = std::make_shared<ShrinkArgs>();
-  Flags& f = cl->Add(
-      "shrink", "make a failing scenario small while it keeps failing the same way",
-      "Removes faults, shortens them, cuts messages, keys, topics, partitions and\n"
-      "brokers, and moves settings toward their defaults, keeping the verdict, the\n"
-      "deciding check and the signature. Prints each step and the final size; writes\n"
-      "MIN.toml with its verdict as [expect]. Exit 0: written; 1: FILE does not fail\n"
-      "(nothing to shrink).",
-      [a](const Flags&) { return ShrinkCommand(*a); });
+  Flags& f =
+      cl->Add("shrink", "make a failing scenario small while it keeps failing the same way",
+              "Removes faults, shortens them, cuts messages, keys, topics, partitions and\n"
+              "brokers, and moves settings toward their defaults, keeping the verdict, the\n"
+              "deciding check and the signature. Prints each step and the final size; writes\n"
+              "MIN.toml with its verdict as [expect]. Exit 0: written; 1: FILE does not fail\n"
+              "(nothing to shrink).",
+              [a](const Flags&) { return ShrinkCommand(*a); });
   f.Files(&a->files, "FILE", "the failing scenario file");
   f.Text("-o,--out", &a->out, "MIN.toml", "where to write the result (required)");
   f.Count("--max-runs", &a->max_runs, 1, INT64_MAX, "bound the search");

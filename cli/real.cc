@@ -13,12 +13,12 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/strings/str_cat.h"
-#include "scenarios/parallel.h"
-#include "scenarios/runner.h"
-#include "scenarios/scenario.h"
 #include "cli/command_line.h"
 #include "cli/common.h"
 #include "cli/flags.h"
+#include "scenarios/parallel.h"
+#include "scenarios/runner.h"
+#include "scenarios/scenario.h"
 #include "wire/client_lines.h"
 #include "wire/drivers.h"
 #include "wire/history_text.h"
@@ -85,64 +85,70 @@ int RealCommand(RealArgs& a) {
   int64_t load_n = 0;
   int exit_now = -1;
   // Trials on --jobs threads, consumed in trial order.
-  scenarios::RunInOrder(static_cast<unsigned>(jobs), static_cast<uint64_t>(trials),
-                        [&](uint64_t) { return wire::RunReal(s, options); },
-                        [&](uint64_t index, wire::RealOutput& r) {
-    const int64_t t = static_cast<int64_t>(index) + 1;
-    ++ran;
-    if (r.load_before >= 0) load_sum += r.load_before, ++load_n;
-    cpu_sum += static_cast<double>(r.client_cpu.nanos()) / 1e9;
-    if (r.run.record.client && !r.run.record.client->name.empty()) {
-      client = r.run.record.client->name;
-    }
-    if (t == 1 && !r.ignored_settings.empty()) {
-      std::string list;
-      for (const std::string& n : r.ignored_settings) absl::StrAppend(&list, list.empty() ? "" : ", ", n);
-      std::printf("%s: note: %s has no equivalent of producer %s (not passed; clients/README.md)\n",
-                  file.c_str(), r.client.c_str(), list.c_str());
-    }
-    const std::string v = scenarios::VerdictText(r.run);
-    auto [it, inserted] = seen.try_emplace(v, 0, t);
-    ++it->second.first;
-    ++by_verdict[r.run.verdict];
-    const std::string line = TrialLine(file, t, trials, r, client.empty() ? options.client : client);
-    std::printf("%s\n", line.c_str());
-    if (r.run.verdict != Verdict::kPass) {
-      if (inserted) PrintViolations(r.run, 4);
-      if (!out_dir.empty()) {
-        const std::string base = absl::StrCat(out_dir, "/trial-", t);
-        if (!WriteText(base + ".txt", wire::TrialReport(r.run, line)) ||
-            !WriteText(base + "-history.txt", wire::HistoryText(r.run.record))) {
+  scenarios::RunInOrder(
+      static_cast<unsigned>(jobs), static_cast<uint64_t>(trials),
+      [&](uint64_t) { return wire::RunReal(s, options); },
+      [&](uint64_t index, wire::RealOutput& r) {
+        const int64_t t = static_cast<int64_t>(index) + 1;
+        ++ran;
+        if (r.load_before >= 0) load_sum += r.load_before, ++load_n;
+        cpu_sum += static_cast<double>(r.client_cpu.nanos()) / 1e9;
+        if (r.run.record.client && !r.run.record.client->name.empty()) {
+          client = r.run.record.client->name;
+        }
+        if (t == 1 && !r.ignored_settings.empty()) {
+          std::string list;
+          for (const std::string& n : r.ignored_settings)
+            absl::StrAppend(&list, list.empty() ? "" : ", ", n);
+          std::printf(
+              "%s: note: %s has no equivalent of producer %s (not passed; clients/README.md)\n",
+              file.c_str(), r.client.c_str(), list.c_str());
+        }
+        const std::string v = scenarios::VerdictText(r.run);
+        auto [it, inserted] = seen.try_emplace(v, 0, t);
+        ++it->second.first;
+        ++by_verdict[r.run.verdict];
+        const std::string line =
+            TrialLine(file, t, trials, r, client.empty() ? options.client : client);
+        std::printf("%s\n", line.c_str());
+        if (r.run.verdict != Verdict::kPass) {
+          if (inserted) PrintViolations(r.run, 4);
+          if (!out_dir.empty()) {
+            const std::string base = absl::StrCat(out_dir, "/trial-", t);
+            if (!WriteText(base + ".txt", wire::TrialReport(r.run, line)) ||
+                !WriteText(base + "-history.txt", wire::HistoryText(r.run.record))) {
+              exit_now = kExitCantCreate;
+              return false;
+            }
+            std::printf("    kept in %s.txt and %s-history.txt\n", base.c_str(), base.c_str());
+          }
+        }
+        if ((!trace_out.empty() && !WriteText(trace_out, r.run.trace)) ||
+            (!history_out.empty() && !WriteText(history_out, wire::HistoryText(r.run.record))) ||
+            (!events_out.empty() && r.run.record.client &&
+             !WriteText(events_out, wire::EventsText(*r.run.record.client)))) {
           exit_now = kExitCantCreate;
           return false;
         }
-        std::printf("    kept in %s.txt and %s-history.txt\n", base.c_str(), base.c_str());
-      }
-    }
-    if ((!trace_out.empty() && !WriteText(trace_out, r.run.trace)) ||
-        (!history_out.empty() && !WriteText(history_out, wire::HistoryText(r.run.record))) ||
-        (!events_out.empty() && r.run.record.client &&
-         !WriteText(events_out, wire::EventsText(*r.run.record.client)))) {
-      exit_now = kExitCantCreate;
-      return false;
-    }
-    std::fflush(stdout);
-    if (r.run.verdict == Verdict::kHarnessError) return false;  // the next would be the same
-    return !(until_failure && r.run.verdict != Verdict::kPass);
-  });
+        std::fflush(stdout);
+        if (r.run.verdict == Verdict::kHarnessError) return false;  // the next would be the same
+        return !(until_failure && r.run.verdict != Verdict::kPass);
+      });
   if (exit_now >= 0) return exit_now;
   std::string dist;
   for (const auto& [v, n] : seen) {
     absl::StrAppend(&dist, dist.empty() ? "" : ", ", v, " ", n.first, "/", ran);
   }
-  std::printf("%s: real %s over %lld trial(s), a distribution (real timing is not "
-              "reproducible): %s\n",
-              file.c_str(), client.empty() ? options.client.c_str() : client.c_str(),
-              static_cast<long long>(ran), dist.c_str());
+  std::printf(
+      "%s: real %s over %lld trial(s), a distribution (real timing is not "
+      "reproducible): %s\n",
+      file.c_str(), client.empty() ? options.client.c_str() : client.c_str(),
+      static_cast<long long>(ran), dist.c_str());
   std::printf("  %s\n", MachineNote(load_n > 0 ? load_sum / static_cast<double>(load_n) : -1,
                                     cpu_sum / static_cast<double>(ran))
                             .c_str());
-  if (!trace_out.empty()) std::printf("  trace of the last trial written to %s\n", trace_out.c_str());
+  if (!trace_out.empty())
+    std::printf("  trace of the last trial written to %s\n", trace_out.c_str());
   if (!history_out.empty()) {
     std::printf("  broker history of the last trial written to %s\n", history_out.c_str());
   }
@@ -204,18 +210,18 @@ int ServeCommand(const ServeArgs& a) {
 void DeclareReal(CommandLine* cl) {
   auto a = std::make_shared<RealArgs>();
   a->options.client.clear();
-  Flags& f = cl->Add(
-      "real", "run a scenario against a real client over the wire",
-      "Serves the scenario's cluster on 127.0.0.1 (one port per broker), applies its\n"
-      "faults at their `at` after the start, runs a real client against it as a child\n"
-      "process (a driver: clients/README.md) and runs the checks on what the client\n"
-      "reported and the brokers recorded. Real timing is not reproducible: each trial\n"
-      "is one sample, and --trials prints the distribution of verdicts. A client\n"
-      "still running at the bound is killed (client-hung); the scenario's limits.time\n"
-      "and liveness grace bound a trial too. Each trial's line says the load before\n"
-      "it and the client's CPU time. Exit: 0 if every trial passed, else the code of\n"
-      "the most frequent failing verdict (5: client-failure).",
-      [a](const Flags&) { return RealCommand(*a); });
+  Flags& f =
+      cl->Add("real", "run a scenario against a real client over the wire",
+              "Serves the scenario's cluster on 127.0.0.1 (one port per broker), applies its\n"
+              "faults at their `at` after the start, runs a real client against it as a child\n"
+              "process (a driver: clients/README.md) and runs the checks on what the client\n"
+              "reported and the brokers recorded. Real timing is not reproducible: each trial\n"
+              "is one sample, and --trials prints the distribution of verdicts. A client\n"
+              "still running at the bound is killed (client-hung); the scenario's limits.time\n"
+              "and liveness grace bound a trial too. Each trial's line says the load before\n"
+              "it and the client's CPU time. Exit: 0 if every trial passed, else the code of\n"
+              "the most frequent failing verdict (5: client-failure).",
+              [a](const Flags&) { return RealCommand(*a); });
   f.Files(&a->files, "FILE", "the scenario file");
   f.Text("--client", &a->options.client, "NAME[@VERSION]|CMD",
          "the client: a driver's name (librdkafka, sarama, kafkajs, ...) or a command "
@@ -236,16 +242,16 @@ void DeclareReal(CommandLine* cl) {
          "witnesses, the signature's chain) and DIR/trial-T-history.txt");
 
   auto s = std::make_shared<ServeArgs>();
-  Flags& serve = cl->Add(
-      "serve", "serve a scenario's cluster for your own application",
-      "Prints the bootstrap address, applies the faults, and on SIGINT/SIGTERM or at\n"
-      "the scenario's limits.time (the liveness grace does not end it: your\n"
-      "application decides how long it runs) runs the checks that need no client\n"
-      "outcomes (log-sequences-contiguous, no-duplicates) over the broker history,\n"
-      "prints what it did not serve (malformed frames, records without a prodsim-id\n"
-      "header, limits reached: counted, they fail no check), and writes that history.\n"
-      "A limit reached is also said on stderr when it first happens.",
-      [s](const Flags&) { return ServeCommand(*s); });
+  Flags& serve =
+      cl->Add("serve", "serve a scenario's cluster for your own application",
+              "Prints the bootstrap address, applies the faults, and on SIGINT/SIGTERM or at\n"
+              "the scenario's limits.time (the liveness grace does not end it: your\n"
+              "application decides how long it runs) runs the checks that need no client\n"
+              "outcomes (log-sequences-contiguous, no-duplicates) over the broker history,\n"
+              "prints what it did not serve (malformed frames, records without a prodsim-id\n"
+              "header, limits reached: counted, they fail no check), and writes that history.\n"
+              "A limit reached is also said on stderr when it first happens.",
+              [s](const Flags&) { return ServeCommand(*s); });
   serve.Files(&s->files, "FILE", "the scenario file");
   serve.Text("--history", &s->history_out, "OUT", "where to write the broker history");
 }

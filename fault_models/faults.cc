@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 namespace fault_models {
 namespace {
@@ -87,8 +87,9 @@ class MoveLeader final : public Fault {
     }
   }
   std::string Describe() const override {
-    return absl::StrCat("move leader of ", p_.tp ? p_.tp->ToString() : std::string("all partitions"),
-                        " to ", BrokerName(p_.broker));
+    return absl::StrCat("move leader of ",
+                        p_.tp ? p_.tp->ToString() : std::string("all partitions"), " to ",
+                        BrokerName(p_.broker));
   }
 
  private:
@@ -137,8 +138,8 @@ class LoseResponse final : public Fault {
   void Apply(World& w) override { w.cluster->LoseResponses(p_.broker, p_.api, p_.count); }
   bool CountBased() const override { return true; }
   std::string Describe() const override {
-    return absl::StrCat("lose ", p_.count, " ", std::string(kafka::ApiKeyName(p_.api)), " response(s) of ",
-                        BrokerName(p_.broker), " (the connection breaks)");
+    return absl::StrCat("lose ", p_.count, " ", std::string(kafka::ApiKeyName(p_.api)),
+                        " response(s) of ", BrokerName(p_.broker), " (the connection breaks)");
   }
 
  private:
@@ -153,8 +154,8 @@ class StallResponse final : public Fault {
   }
   bool CountBased() const override { return true; }
   std::string Describe() const override {
-    return absl::StrCat("stall ", p_.count, " ", std::string(kafka::ApiKeyName(p_.api)), " response(s) of ",
-                        BrokerName(p_.broker), " by ", p_.extra.ToString());
+    return absl::StrCat("stall ", p_.count, " ", std::string(kafka::ApiKeyName(p_.api)),
+                        " response(s) of ", BrokerName(p_.broker), " by ", p_.extra.ToString());
   }
 
  private:
@@ -227,7 +228,8 @@ class PauseFetching final : public Fault {
  public:
   explicit PauseFetching(FaultParams p) : p_(std::move(p)) {}
   void Apply(World& w) override {
-    w.cluster->PauseFetching(p_.broker, w.sched->now() + p_.duration.value_or(Duration::Seconds(1)));
+    w.cluster->PauseFetching(p_.broker,
+                             w.sched->now() + p_.duration.value_or(Duration::Seconds(1)));
   }
   std::string Describe() const override {
     return absl::StrCat("pause replica fetching on ", BrokerName(p_.broker));
@@ -363,38 +365,22 @@ absl::StatusOr<std::unique_ptr<Fault>> MakeFault(const FaultParams& p) {
   if (absl::Status st = CheckNeeds(p); !st.ok()) return st;
   // One case per kind: the compiler (-Wswitch) asks for a new kind's.
   switch (p.kind) {
-    case FaultKind::kReset:
-      return std::make_unique<Reset>(p);
-    case FaultKind::kPartition:
-      return std::make_unique<Partition>(p);
-    case FaultKind::kCrash:
-      return std::make_unique<Crash>(p);
-    case FaultKind::kMoveLeader:
-      return std::make_unique<MoveLeader>(p);
-    case FaultKind::kShrinkIsr:
-      return std::make_unique<ShrinkIsr>(p);
-    case FaultKind::kInjectError:
-      return MakeInjectError(p);
-    case FaultKind::kLoseResponse:
-      return std::make_unique<LoseResponse>(p);
-    case FaultKind::kStallResponse:
-      return std::make_unique<StallResponse>(p);
-    case FaultKind::kDelayProcessing:
-      return std::make_unique<DelayProcessing>(p);
-    case FaultKind::kLatencySpike:
-      return std::make_unique<LatencySpike>(p);
-    case FaultKind::kPauseFetching:
-      return std::make_unique<PauseFetching>(p);
-    case FaultKind::kBlackhole:
-      return std::make_unique<Blackhole>(p);
-    case FaultKind::kConnectHang:
-      return std::make_unique<ConnectHang>(p);
-    case FaultKind::kLogDirFailure:
-      return std::make_unique<LogDirFailure>(p);
-    case FaultKind::kMockError:
-      return std::make_unique<MockError>(p);
-    case FaultKind::kMockDropResponse:
-      return std::make_unique<MockDropResponse>(p);
+    case FaultKind::kReset: return std::make_unique<Reset>(p);
+    case FaultKind::kPartition: return std::make_unique<Partition>(p);
+    case FaultKind::kCrash: return std::make_unique<Crash>(p);
+    case FaultKind::kMoveLeader: return std::make_unique<MoveLeader>(p);
+    case FaultKind::kShrinkIsr: return std::make_unique<ShrinkIsr>(p);
+    case FaultKind::kInjectError: return MakeInjectError(p);
+    case FaultKind::kLoseResponse: return std::make_unique<LoseResponse>(p);
+    case FaultKind::kStallResponse: return std::make_unique<StallResponse>(p);
+    case FaultKind::kDelayProcessing: return std::make_unique<DelayProcessing>(p);
+    case FaultKind::kLatencySpike: return std::make_unique<LatencySpike>(p);
+    case FaultKind::kPauseFetching: return std::make_unique<PauseFetching>(p);
+    case FaultKind::kBlackhole: return std::make_unique<Blackhole>(p);
+    case FaultKind::kConnectHang: return std::make_unique<ConnectHang>(p);
+    case FaultKind::kLogDirFailure: return std::make_unique<LogDirFailure>(p);
+    case FaultKind::kMockError: return std::make_unique<MockError>(p);
+    case FaultKind::kMockDropResponse: return std::make_unique<MockDropResponse>(p);
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown fault kind ", static_cast<int>(p.kind)));
 }

@@ -63,11 +63,11 @@ struct FaultParams {
 // error in the scenario, not a fault.
 struct InjectableError {
   kafka::ErrorCode code;
-  bool needs_acks_all;     // the request must have acks = -1
-  int32_t min_replicas;    // the partition needs this replication factor
-  int32_t min_insync;      // and at least this min.insync.replicas
-  bool reads_duration;     // the cause lasts `duration`
-  const char* cause;  // one line, for hints and the README
+  bool needs_acks_all;   // the request must have acks = -1
+  int32_t min_replicas;  // the partition needs this replication factor
+  int32_t min_insync;    // and at least this min.insync.replicas
+  bool reads_duration;   // the cause lasts `duration`
+  const char* cause;     // one line, for hints and the README
 };
 // NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
 // REQUEST_TIMED_OUT.

@@ -61,7 +61,7 @@ void RunWith(World0& w, FaultSchedule& s, Duration probe_at, Probe probe) {
 TEST(FaultsTest, EveryKindBuilds) {
   for (const FaultKindInfo& k : kFaultKindInfo) {
     FaultParams p = Params(k.kind, Duration(), Duration::Seconds(1));
-    p.extra = Duration::Millis(5);  // stall_response needs one
+    p.extra = Duration::Millis(5);                             // stall_response needs one
     p.tp = kafka::TopicPartition{"t", kafka::PartitionId(0)};  // log_dir_failure needs one
     EXPECT_TRUE(MakeFault(p).ok()) << k.name;
     FaultParams bare = Params(k.kind, Duration(), std::nullopt);
@@ -124,9 +124,8 @@ TEST(FaultsTest, PartitionBothWaysThenHeals) {
   s.Add(p, *MakeFault(p));
   const net::NodeId b = w.cluster.broker(BrokerId(1)).node();
   bool both = false;
-  RunWith(w, s, Duration::Millis(1500), [&] {
-    both = w.network.Partitioned(w.client, b) && w.network.Partitioned(b, w.client);
-  });
+  RunWith(w, s, Duration::Millis(1500),
+          [&] { both = w.network.Partitioned(w.client, b) && w.network.Partitioned(b, w.client); });
   EXPECT_TRUE(both);
   EXPECT_FALSE(w.network.Partitioned(w.client, b));
   EXPECT_FALSE(w.network.Partitioned(b, w.client));

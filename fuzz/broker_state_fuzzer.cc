@@ -5,9 +5,9 @@
 // version. Sequences are drawn near what the rules expect (the next one, a
 // resend of a cached batch, a gap, an overlap, a wrap at INT32_MAX) so that
 // small inputs reach every rule. A disagreement aborts with both answers.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -34,8 +34,8 @@ const char* KindName(AppendCheck::Kind k) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
-  static const kafka::KafkaVersion kVersions[] = {kafka::KafkaVersion::k2_6, kafka::KafkaVersion::k2_0,
-                                                  kafka::KafkaVersion::k0_11};
+  static const kafka::KafkaVersion kVersions[] = {
+      kafka::KafkaVersion::k2_6, kafka::KafkaVersion::k2_0, kafka::KafkaVersion::k0_11};
   Model m;
   m.version = kVersions[data[0] % 3];
   kafka::ProducerStateManager sut(m.version);
@@ -47,15 +47,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const int16_t epoch =
         static_cast<int16_t>(std::max(0, current + static_cast<int>((a >> 2) % 4) - 1));
     const int32_t count = 1 + (d % 5);
-    int64_t next = cache.empty() ? 0 : (int64_t{cache.back().last_seq} + 1) % kafka::state_model::kSeqSpace;
+    int64_t next =
+        cache.empty() ? 0 : (int64_t{cache.back().last_seq} + 1) % kafka::state_model::kSeqSpace;
     int64_t first = next;
     switch (b % 6) {
-      case 0: break;                                              // the expected one
+      case 0: break;  // the expected one
       case 1: first = cache.empty() ? 0 : cache[c % cache.size()].first_seq; break;  // a resend
-      case 2: first = next + 1 + c % 3; break;                    // a gap
-      case 3: first = next - 1 - c % 3; break;                    // an overlap
-      case 4: first = INT32_MAX - (c % 3); break;                 // near the wrap
-      case 5: first = c % 8; break;                               // small, anywhere
+      case 2: first = next + 1 + c % 3; break;                                       // a gap
+      case 3: first = next - 1 - c % 3; break;                                       // an overlap
+      case 4: first = INT32_MAX - (c % 3); break;  // near the wrap
+      case 5: first = c % 8; break;                // small, anywhere
     }
     first = ((first % kafka::state_model::kSeqSpace) + kafka::state_model::kSeqSpace) %
             kafka::state_model::kSeqSpace;

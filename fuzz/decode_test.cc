@@ -25,15 +25,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/assert.h"
+#include "fuzz/scenario_gen_testing.h"
 #include "scenarios/explore.h"
 #include "scenarios/fault_fields.h"
 #include "scenarios/realism.h"
-#include "scenarios/realism.h"
 #include "scenarios/runner.h"
-#include "sim/core/prng.h"
 #include "scenarios/scenario.h"
-#include "fuzz/scenario_gen_testing.h"
-#include "sim/core/assert.h"
+#include "sim/core/prng.h"
 
 #ifndef PRODSIM_SOURCE_DIR
 #error "PRODSIM_SOURCE_DIR must name the source tree (scenarios/CMakeLists.txt sets it)"
@@ -347,9 +346,10 @@ TEST(DecodeRealismTest, NoMockFaultsUnlessAskedAndProducerSettingsDrawn) {
     const Scenario m = Decode(base, AsBytes(bytes), DecodeOptions{.mock_faults = true});
     for (const FaultSpec& f : m.faults) mocks += fault_models::IsMockKind(f.kind) ? 1 : 0;
   }
-  std::printf("decoded 3000: producer varied in %d (idempotent off %d, MaxOpenRequests 5 %d, "
-              "Flush.Frequency set %d); mock faults with the option: %d\n",
-              varied, idempotent_off, open5, frequency, mocks);
+  std::printf(
+      "decoded 3000: producer varied in %d (idempotent off %d, MaxOpenRequests 5 %d, "
+      "Flush.Frequency set %d); mock faults with the option: %d\n",
+      varied, idempotent_off, open5, frequency, mocks);
   EXPECT_GT(varied, 1000);
   EXPECT_LT(varied, 2000);
   EXPECT_GT(idempotent_off, 300);
@@ -408,8 +408,8 @@ TEST(DecodeStabilityTest, LateFieldsReadLastShiftNoOtherField) {
     with.description = without.description;
     ASSERT_EQ(with, without) << i;
   }
-  std::printf("decoded 2000: %d with a log directory failure, %d not draining promptly\n",
-              failures, drained);
+  std::printf("decoded 2000: %d with a log directory failure, %d not draining promptly\n", failures,
+              drained);
   EXPECT_GT(failures, 100);
   EXPECT_GT(drained, 200);
   // An empty input: no failure, prompt.

@@ -34,7 +34,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const std::string printed = scenarios::PrintScenario(*s);
   absl::StatusOr<scenarios::Scenario> again = scenarios::ParseScenario(printed, "printed");
-  if (!again.ok()) Fail("the printed scenario does not parse", std::string(again.status().message()) + "\n" + printed);
+  if (!again.ok())
+    Fail("the printed scenario does not parse",
+         std::string(again.status().message()) + "\n" + printed);
   if (!(*again == *s)) Fail("print then parse changed the scenario", printed);
   return 0;
 }

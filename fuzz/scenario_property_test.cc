@@ -16,12 +16,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/assert.h"
 #include "checks/check.h"
+#include "fuzz/scenario_gen_testing.h"
 #include "scenarios/decode.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
-#include "fuzz/scenario_gen_testing.h"
-#include "sim/core/assert.h"
 
 namespace scenarios {
 namespace {

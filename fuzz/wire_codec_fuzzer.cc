@@ -88,16 +88,14 @@ std::shared_ptr<Message> Answer(const DecodedRequest& d) {
       }
       return r;
     }
-    case ApiKey::kMetadata:
-      return MetadataAnswer(static_cast<const kafka::MetadataRequest&>(m));
+    case ApiKey::kMetadata: return MetadataAnswer(static_cast<const kafka::MetadataRequest&>(m));
     case ApiKey::kInitProducerId: {
       auto r = kafka::NewResponse<kafka::InitProducerIdResponse>(m);
       r->producer_id = kafka::ProducerId(1000);
       r->producer_epoch = kafka::Epoch(0);
       return r;
     }
-    case ApiKey::kProduce:
-      return ProduceAnswer(static_cast<const kafka::ProduceRequest&>(m));
+    case ApiKey::kProduce: return ProduceAnswer(static_cast<const kafka::ProduceRequest&>(m));
   }
   return nullptr;
 }

@@ -12,10 +12,8 @@ using sim::Duration;
 
 std::string_view ProfileName(Profile p) {
   switch (p) {
-    case Profile::kSarama_1_42_1:
-      return "sarama-1.42.1";
-    case Profile::kSaramaMain:
-      return "sarama-main";
+    case Profile::kSarama_1_42_1: return "sarama-1.42.1";
+    case Profile::kSaramaMain: return "sarama-main";
   }
   return "?";
 }
@@ -31,18 +29,15 @@ absl::StatusOr<Profile> ParseProfile(std::string_view name) {
 // main adds KafkaStorageError, 3aea989f).
 bool RetriableInHandleSuccess(ErrorCode e, Profile profile) {
   switch (e) {
-    case ErrorCode::KAFKA_STORAGE_ERROR:
-      return profile == Profile::kSaramaMain;
+    case ErrorCode::KAFKA_STORAGE_ERROR: return profile == Profile::kSaramaMain;
     case ErrorCode::CORRUPT_MESSAGE:  // ErrInvalidMessage
     case ErrorCode::UNKNOWN_TOPIC_OR_PARTITION:
     case ErrorCode::LEADER_NOT_AVAILABLE:
     case ErrorCode::NOT_LEADER_OR_FOLLOWER:
     case ErrorCode::REQUEST_TIMED_OUT:
     case ErrorCode::NOT_ENOUGH_REPLICAS:
-    case ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-      return true;
-    default:
-      return false;
+    case ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND: return true;
+    default: return false;
   }
 }
 
@@ -211,8 +206,7 @@ sim::Task<void> AsyncProducer::State::BumpIdempotentProducerEpoch() {
     if (!err) txnmgr = std::move(fresh);
     // (Init-captures: clang 14 cannot capture a structured binding.)
     Note(0x65706f63 /*epoc*/, 1, [e = err] {
-      return absl::StrCat("txnmgr: epoch exhausted, new producer id: ",
-                          e ? e.ToString() : "ok");
+      return absl::StrCat("txnmgr: epoch exhausted, new producer id: ", e ? e.ToString() : "ok");
     });
     co_return;
   }
@@ -899,9 +893,7 @@ sim::Task<void> BrokerProducer::Run(BrokerProducerPtr bp) {
         }
         if (*msg != nullptr) co_await bp->HandleMessage(std::move(*msg), &timer_chan);
         break;
-      case 1:
-        bp->timer_fired_ = true;
-        break;
+      case 1: bp->timer_fired_ = true; break;
       case 2:
         co_await bp->RollOver();
         timer_chan.reset();

@@ -294,14 +294,9 @@ sim::Task<void> BrokerProducer::RunMain(BrokerProducerPtr bp) {
         }
         if (*msg != nullptr) co_await bp->HandleMessage(std::move(*msg), &unused_timer_chan);
         break;
-      case 1:
-        bp->timer_fired_ = true;
-        break;
-      case 2:
-        bp->flushing_batch_ = nullptr;
-        break;
-      case 3:
-        break;  // something was unmuted: try to build the batch again
+      case 1: bp->timer_fired_ = true; break;
+      case 2: bp->flushing_batch_ = nullptr; break;
+      case 3: break;  // something was unmuted: try to build the batch again
       case 4:
         if (response.has_value()) co_await bp->HandleResponse(std::move(*response));
         break;

@@ -1112,14 +1112,11 @@ Task<void> IdempotentRetryCheckBatchBody(World* w, std::string name, bool fail_a
   // sarama: broker.setHandler(handlerFailBeforeWrite).
   broker->SetHandler([st](const kafka::Message& req) -> ResponsePtr {
     switch (req.api) {
-      case kafka::ApiKey::kMetadata:
-        return st->metadata;
-      case kafka::ApiKey::kInitProducerId:
-        return st->init_producer_id;
+      case kafka::ApiKey::kMetadata: return st->metadata;
+      case kafka::ApiKey::kInitProducerId: return st->init_producer_id;
       case kafka::ApiKey::kProduce:
         return st->Produce(static_cast<const kafka::ProduceRequest&>(req));
-      default:
-        return nullptr;
+      default: return nullptr;
     }
   });
   AsyncProducer* p = co_await NewProducer(w, broker->node(), config);

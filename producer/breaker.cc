@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 namespace sarama {
 
@@ -55,9 +55,7 @@ struct Breaker::Impl : std::enable_shared_from_this<Breaker::Impl> {
           last_error = sched->now();
         }
         break;
-      case State::kHalfOpen:
-        OpenBreaker();
-        break;
+      case State::kHalfOpen: OpenBreaker(); break;
       case State::kOpen:
         // Work that began before the breaker opened: its error is dropped.
         break;
@@ -150,12 +148,9 @@ Breaker NewSaramaBreaker(sim::Scheduler* sched, std::string name) {
 
 std::string_view BreakerStateName(Breaker::State state) {
   switch (state) {
-    case Breaker::State::kClosed:
-      return "closed";
-    case Breaker::State::kOpen:
-      return "open";
-    case Breaker::State::kHalfOpen:
-      return "half-open";
+    case Breaker::State::kClosed: return "closed";
+    case Breaker::State::kOpen: return "open";
+    case Breaker::State::kHalfOpen: return "half-open";
   }
   PRODSIM_ASSERT_MSG(false, "Breaker::State value outside the enum");
   return {};

@@ -82,9 +82,8 @@ sim::Task<void> Broker::DialAndServe(std::shared_ptr<Broker> self, const Config*
     conn_err_ = kNoError;
     sock_error_reported_ = false;
     done_ = sim::MakeChan<bool>(*sched_, absl::StrCat("broker#", id_, ".done"));
-    responses_ = sim::MakeChan<PromisePtr>(
-        *sched_, absl::StrCat("broker#", id_, ".responses"),
-        static_cast<size_t>(conf->net.max_open_requests - 1));
+    responses_ = sim::MakeChan<PromisePtr>(*sched_, absl::StrCat("broker#", id_, ".responses"),
+                                           static_cast<size_t>(conf->net.max_open_requests - 1));
     sched_->Go(absl::StrCat("broker#", id_, ".responseReceiver"),
                ResponseReceiver(self, responses_, done_, *conn_));
     Note("connected", ep->id());
@@ -349,7 +348,8 @@ template <typename T>
 std::pair<std::shared_ptr<const T>, Error> Decode(std::pair<net::PayloadPtr, Error> r) {
   if (r.second) return {nullptr, r.second};
   auto typed = std::dynamic_pointer_cast<const T>(r.first);
-  if (typed == nullptr) return {nullptr, Error::Of(ErrorKind::kDecoding, "unexpected response type")};
+  if (typed == nullptr)
+    return {nullptr, Error::Of(ErrorKind::kDecoding, "unexpected response type")};
   return {typed, kNoError};
 }
 
@@ -459,10 +459,11 @@ sim::Task<void> Broker::ResponseReceiver(std::shared_ptr<Broker> self,
     sched_->Spend(sched_->cpu().response);
     const auto* m = dynamic_cast<const kafka::Message*>(msg.get());
     if (m == nullptr || m->correlation_id != promise->correlation_id) {
-      dead = Error::Of(ErrorKind::kDecoding,
-                       absl::StrCat("kafka: error decoding packet: correlation ID didn't match, "
-                                    "wanted ", promise->correlation_id,
-                                    ", got ", m != nullptr ? m->correlation_id : -1));
+      dead = Error::Of(
+          ErrorKind::kDecoding,
+          absl::StrCat("kafka: error decoding packet: correlation ID didn't match, "
+                       "wanted ",
+                       promise->correlation_id, ", got ", m != nullptr ? m->correlation_id : -1));
       co_await Handle(promise, nullptr, dead);
       continue;
     }

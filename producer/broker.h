@@ -109,8 +109,8 @@ class Broker : public std::enable_shared_from_this<Broker> {
   // sarama: Broker.GetMetadata / InitProducerID / ApiVersions.
   sim::Task<std::pair<std::shared_ptr<const kafka::MetadataResponse>, Error>> GetMetadata(
       std::shared_ptr<kafka::MetadataRequest> request);
-  sim::Task<std::pair<std::shared_ptr<const kafka::InitProducerIdResponse>, Error>>
-  InitProducerID(std::shared_ptr<kafka::InitProducerIdRequest> request);
+  sim::Task<std::pair<std::shared_ptr<const kafka::InitProducerIdResponse>, Error>> InitProducerID(
+      std::shared_ptr<kafka::InitProducerIdRequest> request);
   sim::Task<Error> ApiVersions(std::shared_ptr<kafka::ApiVersionsRequest> request);
 
  private:

@@ -97,10 +97,9 @@ TEST(BrokerTest, MaxOpenRequestsOneStillPipelinesTwoRequests) {
   const sim::RunResult r = w.sched.Run();
   EXPECT_EQ(r.outcome, sim::Outcome::kAllDone) << r.detail;
   const std::vector<std::string> want = {
-      "client AsyncProduce 1 returned",       "server got request corr=0",
-      "server got request corr=1",            "server answers corr=0",
-      "server answers corr=1",                "client read response 1",
-      "client AsyncProduce 2 returned",       "client read response 2"};
+      "client AsyncProduce 1 returned", "server got request corr=0", "server got request corr=1",
+      "server answers corr=0",          "server answers corr=1",     "client read response 1",
+      "client AsyncProduce 2 returned", "client read response 2"};
   EXPECT_EQ(w.log, want);
 }
 
@@ -120,8 +119,7 @@ struct Reply {
 using Script = std::function<Reply(const kafka::Message&)>;
 
 std::shared_ptr<kafka::ApiVersionsResponse> ApiVersionsAnswer(
-    const kafka::Message& req, kafka::ErrorCode error,
-    std::vector<kafka::ApiVersionRange> keys) {
+    const kafka::Message& req, kafka::ErrorCode error, std::vector<kafka::ApiVersionRange> keys) {
   auto r = kafka::NewResponse<kafka::ApiVersionsResponse>(req);
   r->error = error;
   r->api_keys = std::move(keys);
@@ -135,9 +133,9 @@ Reply KnowsApiVersionsUpTo3(const kafka::Message& req) {
     return {ApiVersionsAnswer(req, kafka::ErrorCode::UNSUPPORTED_VERSION,
                               {{kafka::ApiKey::kApiVersions, 0, 3}})};
   }
-  return {ApiVersionsAnswer(req, kafka::ErrorCode::NONE,
-                            {{kafka::ApiKey::kProduce, 0, 8},
-                             {kafka::ApiKey::kApiVersions, 0, 3}})};
+  return {
+      ApiVersionsAnswer(req, kafka::ErrorCode::NONE,
+                        {{kafka::ApiKey::kProduce, 0, 8}, {kafka::ApiKey::kApiVersions, 0, 3}})};
 }
 
 // Answers ApiVersions as a 2.6 broker and Produce with success; logs each

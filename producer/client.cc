@@ -42,8 +42,8 @@ void Client::Note(uint64_t word, Describe&& describe) const {
 
 // sarama v1.42.1 client.go: NewClient
 sim::Task<absl::StatusOr<std::shared_ptr<Client>>> Client::New(Env env,
-                                                                std::vector<net::NodeId> addrs,
-                                                                Config conf) {
+                                                               std::vector<net::NodeId> addrs,
+                                                               Config conf) {
   if (absl::Status st = conf.Validate(); !st.ok()) co_return st;
   if (addrs.empty()) {
     co_return absl::InvalidArgumentError("You must provide at least one broker address");
@@ -122,14 +122,15 @@ sim::Task<std::pair<std::vector<int32_t>, Error>> Client::PartitionsOf(std::stri
   std::optional<std::vector<int32_t>> parts = cached();
   lock_.RUnlock();
   if (!parts.has_value() || parts->empty()) {
-    if (Error err = co_await RefreshMetadata(std::vector<std::string>(1, topic))) co_return Result{{}, err};
+    if (Error err = co_await RefreshMetadata(std::vector<std::string>(1, topic)))
+      co_return Result{{}, err};
     co_await lock_.RLock();
     parts = cached();
     lock_.RUnlock();
   }
   // Partitions fails on an empty list; WritablePartitions only on none at all.
-  const bool missing = type == kAllPartitions ? (!parts.has_value() || parts->empty())
-                                              : !parts.has_value();
+  const bool missing =
+      type == kAllPartitions ? (!parts.has_value() || parts->empty()) : !parts.has_value();
   if (missing) co_return Result{{}, Error::Kafka(kafka::ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)};
   co_return Result{*parts, kNoError};
 }
@@ -170,7 +171,8 @@ sim::Task<std::pair<BrokerPtr, Error>> Client::Leader(std::string topic, int32_t
   if (closed_) co_return Result{nullptr, Error::Of(ErrorKind::kClosedClient)};
   Result r = co_await CachedLeader(topic, partition);
   if (r.first == nullptr) {
-    if (Error err = co_await RefreshMetadata(std::vector<std::string>(1, topic))) co_return Result{nullptr, err};
+    if (Error err = co_await RefreshMetadata(std::vector<std::string>(1, topic)))
+      co_return Result{nullptr, err};
     r = co_await CachedLeader(topic, partition);
   }
   co_return r;
@@ -194,8 +196,8 @@ sim::Task<Error> Client::RefreshMetadata(std::vector<std::string> topics) {
 // sarama main client.go: the refresh closure of NewClient (v1.42.1 has it
 // inline in RefreshMetadata)
 sim::Task<Error> Client::RefreshWithDeadline(std::vector<std::string> topics) {
-  const Time deadline = conf_.metadata.timeout.nanos() > 0 ? env_.sched->now() + conf_.metadata.timeout
-                                                           : Time();
+  const Time deadline =
+      conf_.metadata.timeout.nanos() > 0 ? env_.sched->now() + conf_.metadata.timeout : Time();
   co_return co_await TryRefreshMetadata(std::move(topics), conf_.metadata.retry.max, deadline);
 }
 
@@ -229,8 +231,8 @@ int16_t MetadataRequestVersion(const KafkaVersion& v) {
 }  // namespace
 
 // sarama v1.42.1 client.go: client.tryRefreshMetadata
-sim::Task<Error> Client::TryRefreshMetadata(std::vector<std::string> topics,
-                                            int attempts_remaining, Time deadline) {
+sim::Task<Error> Client::TryRefreshMetadata(std::vector<std::string> topics, int attempts_remaining,
+                                            Time deadline) {
   auto past_deadline = [&](Duration backoff) {
     return deadline != Time() && env_.sched->now() + backoff > deadline;
   };
@@ -252,7 +254,8 @@ sim::Task<Error> Client::TryRefreshMetadata(std::vector<std::string> topics,
     }
     if (!err) {
       auto [retry, uerr] = co_await UpdateMetadata(response, topics.empty());
-      if (retry) co_return co_await RetryRefresh(std::move(topics), attempts_remaining, deadline, uerr);
+      if (retry)
+        co_return co_await RetryRefresh(std::move(topics), attempts_remaining, deadline, uerr);
       if (IsMain()) update_metadata_time_ = env_.sched->now();  // sarama-main only (1fe27c9d)
       co_return uerr;
     }
@@ -260,10 +263,11 @@ sim::Task<Error> Client::TryRefreshMetadata(std::vector<std::string> topics,
     co_await broker->Close();
     co_await DeregisterBroker(broker);
   }
-  Error out_of_brokers = Error::Of(ErrorKind::kOutOfBrokers,
-                                   last_error ? last_error.ToString() : std::string());
+  Error out_of_brokers =
+      Error::Of(ErrorKind::kOutOfBrokers, last_error ? last_error.ToString() : std::string());
   if (broker != nullptr) {
-    co_return co_await RetryRefresh(std::move(topics), attempts_remaining, deadline, out_of_brokers);
+    co_return co_await RetryRefresh(std::move(topics), attempts_remaining, deadline,
+                                    out_of_brokers);
   }
   co_await ResurrectDeadBrokers();
   co_return co_await RetryRefresh(std::move(topics), attempts_remaining, deadline, out_of_brokers);
@@ -349,9 +353,7 @@ sim::Task<std::pair<bool, Error>> Client::UpdateMetadata(
         retry = true;
         continue;
       case ErrorCode::LEADER_NOT_AVAILABLE: retry = true; break;
-      default:
-        err = Error::Kafka(topic.error);
-        continue;
+      default: err = Error::Kafka(topic.error); continue;
     }
     if (StorePartitions(topic)) retry = true;
   }
@@ -384,9 +386,7 @@ sim::Task<std::pair<bool, Error>> Client::UpdateMetadataMain(
         topic_errors[topic.name] = topic.error;
         retry = true;
         break;
-      default:
-        topic_errors[topic.name] = topic.error;
-        continue;
+      default: topic_errors[topic.name] = topic.error; continue;
     }
     if (StorePartitions(topic)) {
       topic_errors[topic.name] = ErrorCode::LEADER_NOT_AVAILABLE;

@@ -51,8 +51,8 @@ class Client {
   // all metadata (a leaderless cluster is not fatal); starts the
   // background updater.
   static sim::Task<absl::StatusOr<std::shared_ptr<Client>>> New(Env env,
-                                                                 std::vector<net::NodeId> addrs,
-                                                                 Config conf);
+                                                                std::vector<net::NodeId> addrs,
+                                                                Config conf);
   Client(Env env, Config conf);
 
   const Config& config() const { return conf_; }
@@ -95,8 +95,8 @@ class Client {
                                       sim::Time deadline);
   sim::Task<Error> RetryRefresh(std::vector<std::string> topics, int attempts_remaining,
                                 sim::Time deadline, Error err);
-  sim::Task<std::pair<bool, Error>> UpdateMetadata(std::shared_ptr<const kafka::MetadataResponse> data,
-                                                   bool all_known);
+  sim::Task<std::pair<bool, Error>> UpdateMetadata(
+      std::shared_ptr<const kafka::MetadataResponse> data, bool all_known);
   sim::Task<std::pair<bool, Error>> UpdateMetadataMain(
       std::shared_ptr<const kafka::MetadataResponse> data, bool all_known);
   // The parts of updateMetadata both profiles share. REQUIRES: lock_ held.

@@ -68,7 +68,7 @@ enum class PartitionerKind { kHash, kRandom, kManual, kRoundRobin };
 
 struct Config {
   struct NetConfig {
-    int max_open_requests = 5;                              // Net.MaxOpenRequests
+    int max_open_requests = 5;                                 // Net.MaxOpenRequests
     sim::Duration dial_timeout = sim::Duration::Seconds(30);   // Net.DialTimeout
     sim::Duration read_timeout = sim::Duration::Seconds(30);   // Net.ReadTimeout
     sim::Duration write_timeout = sim::Duration::Seconds(30);  // Net.WriteTimeout
@@ -76,39 +76,39 @@ struct Config {
 
   struct MetadataConfig {
     struct {
-      int max = 3;                                              // Metadata.Retry.Max
-      sim::Duration backoff = sim::Duration::Millis(250);       // Metadata.Retry.Backoff
+      int max = 3;                                         // Metadata.Retry.Max
+      sim::Duration backoff = sim::Duration::Millis(250);  // Metadata.Retry.Backoff
     } retry;
     sim::Duration refresh_frequency = sim::Duration::Seconds(600);  // Metadata.RefreshFrequency
-    bool full = true;                                          // Metadata.Full
-    sim::Duration timeout;                                     // Metadata.Timeout (0: none)
-    bool allow_auto_topic_creation = true;                     // Metadata.AllowAutoTopicCreation
+    bool full = true;                                               // Metadata.Full
+    sim::Duration timeout;                                          // Metadata.Timeout (0: none)
+    bool allow_auto_topic_creation = true;  // Metadata.AllowAutoTopicCreation
     // Metadata.SingleFlight: sarama main only (e566ac67, on by default);
     // v1.42.1 has no such option and its model never reads this.
     bool single_flight = true;
   } metadata;
 
   struct ProducerConfig {
-    int max_message_bytes = 1000000;                   // Producer.MaxMessageBytes
-    RequiredAcks required_acks = kWaitForLocal;        // Producer.RequiredAcks
-    sim::Duration timeout = sim::Duration::Seconds(10);  // Producer.Timeout
+    int max_message_bytes = 1000000;                       // Producer.MaxMessageBytes
+    RequiredAcks required_acks = kWaitForLocal;            // Producer.RequiredAcks
+    sim::Duration timeout = sim::Duration::Seconds(10);    // Producer.Timeout
     PartitionerKind partitioner = PartitionerKind::kHash;  // Producer.Partitioner
     // A user's PartitionerConstructor; when set, it replaces `partitioner`.
     std::function<std::unique_ptr<Partitioner>(const std::string& topic)> partitioner_constructor;
-    bool idempotent = false;                           // Producer.Idempotent
+    bool idempotent = false;  // Producer.Idempotent
     struct {
       bool successes = false;  // Producer.Return.Successes
       bool errors = true;      // Producer.Return.Errors
     } return_;
     struct {
-      int bytes = 0;                 // Producer.Flush.Bytes
-      int messages = 0;              // Producer.Flush.Messages
-      sim::Duration frequency;       // Producer.Flush.Frequency
-      int max_messages = 0;          // Producer.Flush.MaxMessages
+      int bytes = 0;            // Producer.Flush.Bytes
+      int messages = 0;         // Producer.Flush.Messages
+      sim::Duration frequency;  // Producer.Flush.Frequency
+      int max_messages = 0;     // Producer.Flush.MaxMessages
     } flush;
     struct {
-      int max = 3;                                          // Producer.Retry.Max
-      sim::Duration backoff = sim::Duration::Millis(100);   // Producer.Retry.Backoff
+      int max = 3;                                         // Producer.Retry.Max
+      sim::Duration backoff = sim::Duration::Millis(100);  // Producer.Retry.Backoff
       // Producer.Retry.BackoffFunc(retries, maxRetries); empty: use backoff.
       std::function<sim::Duration(int, int)> backoff_func;
     } retry;
@@ -122,9 +122,9 @@ struct Config {
     } transaction;
   } producer;
 
-  std::string client_id = "sarama";  // ClientID
-  int channel_buffer_size = 256;     // ChannelBufferSize
-  bool api_versions_request = true;  // ApiVersionsRequest
+  std::string client_id = "sarama";        // ClientID
+  int channel_buffer_size = 256;           // ChannelBufferSize
+  bool api_versions_request = true;        // ApiVersionsRequest
   KafkaVersion version = kDefaultVersion;  // Version
 
   // NOT a Sarama setting: test-only switches that break the model on

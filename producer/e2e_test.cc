@@ -13,7 +13,6 @@ namespace {
 using sim::Duration;
 using sim::Time;
 
-
 struct World {
   explicit World(int partitions, sim::Policy policy = sim::Policy::kFifo, uint64_t seed = 1)
       : sched(Options(policy, seed)),
@@ -58,11 +57,18 @@ sim::Task<void> ReadOutcomes(AsyncProducer* p, Outcomes* out) {
   sim::Chan<ProducerError>* errors = p->Errors();
   while (successes != nullptr || errors != nullptr) {
     sim::Scheduler& sched = successes != nullptr ? successes->sched() : errors->sched();
-    const int which = co_await sim::Select(sched, sim::RecvCase(successes, &s), sim::RecvCase(errors, &e));
+    const int which =
+        co_await sim::Select(sched, sim::RecvCase(successes, &s), sim::RecvCase(errors, &e));
     if (which == 0) {
-      if (s.has_value()) out->successes.push_back(*s); else successes = nullptr;
+      if (s.has_value())
+        out->successes.push_back(*s);
+      else
+        successes = nullptr;
     } else {
-      if (e.has_value()) out->errors.push_back(*e); else errors = nullptr;
+      if (e.has_value())
+        out->errors.push_back(*e);
+      else
+        errors = nullptr;
     }
   }
 }

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 namespace sarama {
 namespace {
@@ -16,15 +16,12 @@ namespace {
 std::string KafkaErrorText(kafka::ErrorCode code) {
   using kafka::ErrorCode;
   switch (code) {
-    case ErrorCode::UNKNOWN_SERVER_ERROR:
-      return "kafka server: Unexpected (unknown?) server error";
-    case ErrorCode::NONE:
-      return "kafka server: Not an error, why are you printing me?";
+    case ErrorCode::UNKNOWN_SERVER_ERROR: return "kafka server: Unexpected (unknown?) server error";
+    case ErrorCode::NONE: return "kafka server: Not an error, why are you printing me?";
     case ErrorCode::OFFSET_OUT_OF_RANGE:
       return "kafka server: The requested offset is outside the range of offsets "
              "maintained by the server for the given topic/partition";
-    case ErrorCode::CORRUPT_MESSAGE:
-      return "kafka server: Message contents does not match its CRC";
+    case ErrorCode::CORRUPT_MESSAGE: return "kafka server: Message contents does not match its CRC";
     case ErrorCode::UNKNOWN_TOPIC_OR_PARTITION:
       return "kafka server: Request was for a topic or partition that does not exist "
              "on this broker";
@@ -55,8 +52,7 @@ std::string KafkaErrorText(kafka::ErrorCode code) {
     case ErrorCode::INVALID_REQUIRED_ACKS:
       return "kafka server: The number of required acks is invalid (should be either -1, "
              "0, or 1)";
-    case ErrorCode::UNSUPPORTED_VERSION:
-      return "kafka server: The version of API is not supported";
+    case ErrorCode::UNSUPPORTED_VERSION: return "kafka server: The version of API is not supported";
     case ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER:
       return "kafka server: The broker received an out of order sequence number";
     case ErrorCode::DUPLICATE_SEQUENCE_NUMBER:
@@ -87,16 +83,12 @@ const char* SentinelText(ErrorKind kind) {
       return "kafka: message received by producer in process of shutting down";
     case ErrorKind::kOutOfBrokers:
       return "kafka: client has run out of available brokers to talk to";
-    case ErrorKind::kNotConnected:
-      return "kafka: broker not connected";
-    case ErrorKind::kAlreadyConnected:
-      return "kafka: broker connection already initiated";
-    case ErrorKind::kClosedClient:
-      return "kafka: tried to use a client that was closed";
+    case ErrorKind::kNotConnected: return "kafka: broker not connected";
+    case ErrorKind::kAlreadyConnected: return "kafka: broker connection already initiated";
+    case ErrorKind::kClosedClient: return "kafka: tried to use a client that was closed";
     case ErrorKind::kIncompleteResponse:
       return "kafka: response did not contain all the expected topic/partition blocks";
-    case ErrorKind::kBreakerOpen:
-      return "circuit breaker is open";
+    case ErrorKind::kBreakerOpen: return "circuit breaker is open";
     case ErrorKind::kInvalidPartition:
       return "kafka: partitioner returned an invalid partition index";
     case ErrorKind::kNone:
@@ -106,8 +98,7 @@ const char* SentinelText(ErrorKind kind) {
     case ErrorKind::kProduceSetAssertion:
     case ErrorKind::kDecoding:
     case ErrorKind::kClient:
-    case ErrorKind::kClientFatal:
-      return nullptr;
+    case ErrorKind::kClientFatal: return nullptr;
   }
   return nullptr;
 }
@@ -178,8 +169,7 @@ bool Error::Is(kafka::ErrorCode c) const {
 //                          that is what the message should hold.
 std::string Error::ToString() const {
   switch (kind_) {
-    case ErrorKind::kNone:
-      return "<nil>";
+    case ErrorKind::kNone: return "<nil>";
     case ErrorKind::kKafka: {
       if (topic_errors_.empty()) return KafkaErrorText(code_);
       std::string out;
@@ -193,8 +183,7 @@ std::string Error::ToString() const {
     case ErrorKind::kDecoding:
     case ErrorKind::kProduceSetAssertion:
     case ErrorKind::kClient:
-    case ErrorKind::kClientFatal:
-      return message_;
+    case ErrorKind::kClientFatal: return message_;
     case ErrorKind::kShuttingDown:
     case ErrorKind::kOutOfBrokers:
     case ErrorKind::kNotConnected:
@@ -202,8 +191,7 @@ std::string Error::ToString() const {
     case ErrorKind::kClosedClient:
     case ErrorKind::kIncompleteResponse:
     case ErrorKind::kBreakerOpen:
-    case ErrorKind::kInvalidPartition:
-      break;
+    case ErrorKind::kInvalidPartition: break;
   }
   const char* text = SentinelText(kind_);
   PRODSIM_ASSERT_MSG(text != nullptr, "ErrorKind value outside the enum");

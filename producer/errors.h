@@ -21,19 +21,19 @@ namespace sarama {
 
 enum class ErrorKind : uint8_t {
   kNone,
-  kKafka,               // a KError: `code` holds it
-  kNetwork,             // dial, write or read failure; `message` says which
-  kShuttingDown,        // ErrShuttingDown
-  kOutOfBrokers,        // ErrOutOfBrokers
-  kNotConnected,        // ErrNotConnected
-  kAlreadyConnected,    // ErrAlreadyConnected
-  kClosedClient,        // ErrClosedClient
-  kIncompleteResponse,  // ErrIncompleteResponse
-  kBreakerOpen,         // breaker.ErrBreakerOpen
-  kInvalidPartition,    // ErrInvalidPartition
-  kConfiguration,       // ConfigurationError
-  kProduceSetAssertion, // produceSet.add's "assertion failed"
-  kDecoding,            // PacketDecodingError (e.g. correlation id mismatch)
+  kKafka,                // a KError: `code` holds it
+  kNetwork,              // dial, write or read failure; `message` says which
+  kShuttingDown,         // ErrShuttingDown
+  kOutOfBrokers,         // ErrOutOfBrokers
+  kNotConnected,         // ErrNotConnected
+  kAlreadyConnected,     // ErrAlreadyConnected
+  kClosedClient,         // ErrClosedClient
+  kIncompleteResponse,   // ErrIncompleteResponse
+  kBreakerOpen,          // breaker.ErrBreakerOpen
+  kInvalidPartition,     // ErrInvalidPartition
+  kConfiguration,        // ConfigurationError
+  kProduceSetAssertion,  // produceSet.add's "assertion failed"
+  kDecoding,             // PacketDecodingError (e.g. correlation id mismatch)
   // Wire mode: a real client's report of a failed message, in its own words
   // (the message is the client's error name and text), and one that came
   // after the client's fatal error (librdkafka's RD_KAFKA_RESP_ERR__FATAL:

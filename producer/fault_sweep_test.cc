@@ -6,25 +6,64 @@
 // every run still ends (no hang, no deadlock). Exploration proper, with
 // checks and shrinking, is prodsim explore's job; this is its canary.
 #include <map>
+
 #include "gtest/gtest.h"
 #include "producer/async_producer.h"
 #include "producer/report_config.h"
 #include "sim/kafka/cluster.h"
-namespace sarama { namespace {
-using sim::Duration; using sim::Time;
+namespace sarama {
+namespace {
+using sim::Duration;
+using sim::Time;
 struct World {
-  World(uint64_t seed, sim::Policy pol) : sched(Opt(seed, pol)), network(sched, sched.prng().Fork("net")),
-    client_node(network.AddNode("client")), cluster(sched, network, CC(), &kh) {}
-  static sim::SchedulerOptions Opt(uint64_t seed, sim::Policy pol) { sim::SchedulerOptions o; o.seed = seed; o.policy = pol; o.pct_steps = 200000; o.time_limit = Time() + Duration::Seconds(600); o.step_limit = 20000000; return o; }
-  static kafka::ClusterConfig CC() { kafka::ClusterConfig c; c.brokers = 3; c.topics = {kafka::TopicConfig{"t", 3, 3}}; c.min_insync_replicas = 2; return c; }
-  sim::Scheduler sched; net::Network network; net::NodeId client_node; kafka::History kh; kafka::Cluster cluster; ProducerHistory ph;
+  World(uint64_t seed, sim::Policy pol)
+      : sched(Opt(seed, pol)),
+        network(sched, sched.prng().Fork("net")),
+        client_node(network.AddNode("client")),
+        cluster(sched, network, CC(), &kh) {}
+  static sim::SchedulerOptions Opt(uint64_t seed, sim::Policy pol) {
+    sim::SchedulerOptions o;
+    o.seed = seed;
+    o.policy = pol;
+    o.pct_steps = 200000;
+    o.time_limit = Time() + Duration::Seconds(600);
+    o.step_limit = 20000000;
+    return o;
+  }
+  static kafka::ClusterConfig CC() {
+    kafka::ClusterConfig c;
+    c.brokers = 3;
+    c.topics = {kafka::TopicConfig{"t", 3, 3}};
+    c.min_insync_replicas = 2;
+    return c;
+  }
+  sim::Scheduler sched;
+  net::Network network;
+  net::NodeId client_node;
+  kafka::History kh;
+  kafka::Cluster cluster;
+  ProducerHistory ph;
 };
 sim::Task<void> Reader(AsyncProducer* p, int* ok, int* err) {
-  std::optional<MessagePtr> s; std::optional<ProducerError> e;
-  sim::Chan<MessagePtr>* sc = p->Successes(); sim::Chan<ProducerError>* ec = p->Errors();
+  std::optional<MessagePtr> s;
+  std::optional<ProducerError> e;
+  sim::Chan<MessagePtr>* sc = p->Successes();
+  sim::Chan<ProducerError>* ec = p->Errors();
   sim::Scheduler& sched = sc->sched();
-  while (sc || ec) { int w = co_await sim::Select(sched, sim::RecvCase(sc, &s), sim::RecvCase(ec, &e));
-    if (w == 0) { if (s) ++*ok; else sc = nullptr; } else { if (e) ++*err; else ec = nullptr; } }
+  while (sc || ec) {
+    int w = co_await sim::Select(sched, sim::RecvCase(sc, &s), sim::RecvCase(ec, &e));
+    if (w == 0) {
+      if (s)
+        ++*ok;
+      else
+        sc = nullptr;
+    } else {
+      if (e)
+        ++*err;
+      else
+        ec = nullptr;
+    }
+  }
 }
 sim::Task<void> Faults(World* w) {
   sim::Prng prng = w->sched.prng().Fork("faults");
@@ -33,13 +72,21 @@ sim::Task<void> Faults(World* w) {
     int kind = static_cast<int>(prng.UniformInt(0, 3));
     kafka::BrokerId b(static_cast<int32_t>(prng.UniformInt(0, 2)));
     net::NodeId bn = w->cluster.broker(b).node();
-    if (kind == 0) { w->network.ResetBetween(w->client_node, bn); }
-    else if (kind == 1) { w->network.Partition(w->client_node, bn); w->network.Partition(bn, w->client_node);
+    if (kind == 0) {
+      w->network.ResetBetween(w->client_node, bn);
+    } else if (kind == 1) {
+      w->network.Partition(w->client_node, bn);
+      w->network.Partition(bn, w->client_node);
       co_await w->sched.Sleep(Duration::Millis(prng.UniformInt(100, 3000)));
-      w->network.Heal(w->client_node, bn); w->network.Heal(bn, w->client_node); }
-    else if (kind == 2) { auto tps = w->cluster.AllPartitions(); auto tp = tps[prng.Below(tps.size())];
-      (void)w->cluster.MoveLeader(tp, b); }
-    else { w->cluster.LoseResponses(b, kafka::ApiKey::kProduce, 1); }
+      w->network.Heal(w->client_node, bn);
+      w->network.Heal(bn, w->client_node);
+    } else if (kind == 2) {
+      auto tps = w->cluster.AllPartitions();
+      auto tp = tps[prng.Below(tps.size())];
+      (void)w->cluster.MoveLeader(tp, b);
+    } else {
+      w->cluster.LoseResponses(b, kafka::ApiKey::kProduce, 1);
+    }
   }
 }
 sim::Task<void> App(World* w, std::unique_ptr<AsyncProducer>* keep, int* ok, int* err, int n) {
@@ -50,7 +97,11 @@ sim::Task<void> App(World* w, std::unique_ptr<AsyncProducer>* keep, int* ok, int
   w->sched.Go("reader", Reader(keep->get(), ok, err));
   w->sched.Go("faults", Faults(w), {.daemon = true});
   for (int i = 0; i < n; ++i) {
-    auto m = std::make_shared<ProducerMessage>(); m->topic = "t"; m->key = absl::StrCat("k", i % 30); m->value_bytes = 50; m->id = static_cast<uint64_t>(i + 1);
+    auto m = std::make_shared<ProducerMessage>();
+    m->topic = "t";
+    m->key = absl::StrCat("k", i % 30);
+    m->value_bytes = 50;
+    m->id = static_cast<uint64_t>(i + 1);
     co_await (*keep)->Input()->Send(m);
     co_await w->sched.Sleep(Duration::Millis(5));
   }
@@ -60,21 +111,31 @@ sim::Task<void> App(World* w, std::unique_ptr<AsyncProducer>* keep, int* ok, int
 TEST(FaultSweep, ReachesBothSymptomsOf2803) {
   std::map<std::string, int> counts;
   for (sim::Policy pol : {sim::Policy::kRandom, sim::Policy::kPct}) {
-  for (uint64_t seed = 1; seed <= 150; ++seed) {
-    World w(seed, pol); std::unique_ptr<AsyncProducer> keep; int ok = 0, err = 0;
-    w.sched.Go("app", App(&w, &keep, &ok, &err, 400));
-    sim::RunResult r = w.sched.Run();
-    counts[std::string(sim::OutcomeName(r.outcome))]++;
-    bool assertion = false, ooo = false;
-    for (auto& e : w.ph.errors) if (e.err.Is(ErrorKind::kProduceSetAssertion)) assertion = true;
-    for (auto& e : w.kh.responses) if (e.error == kafka::ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER) ooo = true;
-    if (assertion) counts["assertion"]++;
-    if (ooo) counts["out_of_order"]++;
-    EXPECT_EQ(r.outcome, sim::Outcome::kAllDone) << r.detail;
-    if (r.outcome != sim::Outcome::kAllDone) std::printf("%s seed %llu: %s ok=%d err=%d assertion=%d ooo=%d t=%s %s\n", std::string(sim::PolicyName(pol)).c_str(), (unsigned long long)seed, std::string(sim::OutcomeName(r.outcome)).c_str(), ok, err, assertion, ooo, r.end_time.ToString().c_str(), r.detail.substr(0, 300).c_str());
-  }}
+    for (uint64_t seed = 1; seed <= 150; ++seed) {
+      World w(seed, pol);
+      std::unique_ptr<AsyncProducer> keep;
+      int ok = 0, err = 0;
+      w.sched.Go("app", App(&w, &keep, &ok, &err, 400));
+      sim::RunResult r = w.sched.Run();
+      counts[std::string(sim::OutcomeName(r.outcome))]++;
+      bool assertion = false, ooo = false;
+      for (auto& e : w.ph.errors)
+        if (e.err.Is(ErrorKind::kProduceSetAssertion)) assertion = true;
+      for (auto& e : w.kh.responses)
+        if (e.error == kafka::ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER) ooo = true;
+      if (assertion) counts["assertion"]++;
+      if (ooo) counts["out_of_order"]++;
+      EXPECT_EQ(r.outcome, sim::Outcome::kAllDone) << r.detail;
+      if (r.outcome != sim::Outcome::kAllDone)
+        std::printf("%s seed %llu: %s ok=%d err=%d assertion=%d ooo=%d t=%s %s\n",
+                    std::string(sim::PolicyName(pol)).c_str(), (unsigned long long)seed,
+                    std::string(sim::OutcomeName(r.outcome)).c_str(), ok, err, assertion, ooo,
+                    r.end_time.ToString().c_str(), r.detail.substr(0, 300).c_str());
+    }
+  }
   for (auto& [k, v] : counts) std::printf("%s: %d of 300\n", k.c_str(), v);
   EXPECT_GT(counts["assertion"], 0);
   EXPECT_GT(counts["out_of_order"], 0);
 }
-}}
+}  // namespace
+}  // namespace sarama

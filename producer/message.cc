@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 namespace sarama {
 

@@ -30,8 +30,8 @@ enum Flag : int8_t {
 struct ProducerMessage {
   std::string topic;
   std::optional<std::string> key;  // nullopt: a nil Encoder
-  int32_t value_bytes = 0;          // the Value's length (its bytes never matter here)
-  uint64_t id = 0;                  // harness annotation (Sarama: Metadata)
+  int32_t value_bytes = 0;         // the Value's length (its bytes never matter here)
+  uint64_t id = 0;                 // harness annotation (Sarama: Metadata)
 
   // Filled in by the producer.
   int64_t offset = 0;

@@ -1,13 +1,12 @@
 // Tests of MockBroker through the network, as a client sees it (with
 // kafka::RawClient), and of the response builders.
-#include "producer/mock_broker_testing.h"
-
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "producer/mock_broker_testing.h"
 #include "sim/core/chan.h"
 #include "sim/core/scheduler.h"
 #include "sim/kafka/raw_client.h"

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "sim/core/assert.h"
+#include "base/assert.h"
 #include "sim/core/chan.h"
 #include "sim/core/sync.h"
 #include "sim/core/task.h"

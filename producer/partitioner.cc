@@ -8,7 +8,7 @@
 #include <string_view>
 #include <utility>
 
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 namespace sarama {
 
@@ -146,14 +146,10 @@ std::unique_ptr<Partitioner> NewPartitioner(const Config& conf, const std::strin
     return p;
   }
   switch (conf.producer.partitioner) {
-    case PartitionerKind::kHash:
-      return NewHashPartitioner(prng);
-    case PartitionerKind::kRandom:
-      return NewRandomPartitioner(prng);
-    case PartitionerKind::kManual:
-      return NewManualPartitioner();
-    case PartitionerKind::kRoundRobin:
-      return NewRoundRobinPartitioner();
+    case PartitionerKind::kHash: return NewHashPartitioner(prng);
+    case PartitionerKind::kRandom: return NewRandomPartitioner(prng);
+    case PartitionerKind::kManual: return NewManualPartitioner();
+    case PartitionerKind::kRoundRobin: return NewRoundRobinPartitioner();
   }
   PRODSIM_ASSERT_MSG(false, "PartitionerKind value outside the enum");
   return nullptr;

@@ -1,13 +1,14 @@
 #include "producer/produce_set.h"
 
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 namespace sarama {
 
 // sarama v1.42.1 produce_set.go: produceSet.add
 Error ProduceSet::Add(MessagePtr msg, sim::Time now) {
   sim::Time timestamp = msg->timestamp == sim::Time() ? now : msg->timestamp;
-  timestamp = sim::Time::FromNanos(timestamp.nanos() - timestamp.nanos() % 1000000);  // Truncate(ms)
+  timestamp =
+      sim::Time::FromNanos(timestamp.nanos() - timestamp.nanos() % 1000000);  // Truncate(ms)
   const bool v2 = conf_->version.IsAtLeast(V0_11_0_0);
   auto& partitions = msgs_[msg->topic];
   int size = 0;
@@ -94,7 +95,8 @@ bool ProduceSet::WouldOverflow(const ProducerMessage& msg) const {
   const int version = conf_->version.IsAtLeast(V0_11_0_0) ? 2 : 1;
   if (buffer_bytes_ + msg.ByteSize(version) >= kMaxRequestSize - 10 * 1024) return true;
   if (PartitionSetPtr set = Find(msg.topic, msg.partition);
-      set != nullptr && set->buffer_bytes + msg.ByteSize(version) >= conf_->producer.max_message_bytes) {
+      set != nullptr &&
+      set->buffer_bytes + msg.ByteSize(version) >= conf_->producer.max_message_bytes) {
     return true;
   }
   return conf_->producer.flush.max_messages > 0 &&

@@ -32,8 +32,9 @@ sim::Task<std::pair<std::pair<int64_t, int16_t>, Error>> TransactionManager::Ini
     BrokerPtr coordinator = co_await client_->LeastLoadedBroker();
     if (coordinator == nullptr) {
       // Go calls InitProducerID on a nil *Broker here: a nil dereference.
-      client_->env().sched->Panic("runtime error: invalid memory address or nil pointer "
-                                  "dereference (initProducerId with no broker)");
+      client_->env().sched->Panic(
+          "runtime error: invalid memory address or nil pointer "
+          "dereference (initProducerId with no broker)");
       co_await client_->env().sched->Halt();
     }
     auto req = kafka::NewRequest<kafka::InitProducerIdRequest>(0);

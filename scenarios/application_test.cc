@@ -36,7 +36,8 @@ messages = 300
 interval = "1ms"
 drain = ")",
                       drain, R"("
-drain_delay = ")", delay, R"("
+drain_delay = ")",
+                      delay, R"("
 [checks]
 no_leaked_goroutines = true
 [limits]
@@ -44,8 +45,7 @@ time = "600s"
 )");
 }
 
-RunOutput RunDrain(const std::string& drain, const std::string& delay,
-                   std::string_view profile) {
+RunOutput RunDrain(const std::string& drain, const std::string& delay, std::string_view profile) {
   absl::StatusOr<Scenario> s = ParseScenario(Text(drain, delay), "drain.toml");
   EXPECT_TRUE(s.ok()) << s.status();
   return RunScenario(WithProfile(*s, profile));
@@ -60,9 +60,8 @@ TEST(ApplicationTest, EveryDrainSaramaAllowsPasses) {
     const RunOutput prompt = RunDrain("prompt", "0s", profile);
     EXPECT_EQ(prompt.verdict, Verdict::kPass) << VerdictText(prompt);
     ASSERT_TRUE(prompt.record.close_returned_at.has_value());
-    for (const auto& [drain, delay] : {std::pair<std::string, std::string>{"late", "2s"},
-                                       {"slow", "5ms"},
-                                       {"close", "0s"}}) {
+    for (const auto& [drain, delay] :
+         {std::pair<std::string, std::string>{"late", "2s"}, {"slow", "5ms"}, {"close", "0s"}}) {
       SCOPED_TRACE(drain);
       const RunOutput out = RunDrain(drain, delay, profile);
       EXPECT_EQ(out.verdict, Verdict::kPass) << VerdictText(out);

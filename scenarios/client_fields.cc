@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 namespace scenarios {
 namespace {
@@ -44,12 +44,9 @@ constexpr V kJsInitial[] = {"50", "100", "300"};
 constexpr V kJsMaxRetry[] = {"1000", "3000"};
 constexpr V kJsConnect[] = {"500", "1000", "3000"};
 constexpr ClientField kKafkajsFields[] = {
-    {"concurrent_sends", kConcurrent, 250},
-    {"messages_per_send", kPerSend, 300},
-    {"maxInFlightRequests", kJsInFlight, 300},
-    {"retry.retries", kJsRetries, 300},
-    {"retry.initialRetryTime", kJsInitial, 300},
-    {"retry.maxRetryTime", kJsMaxRetry, 300},
+    {"concurrent_sends", kConcurrent, 250},      {"messages_per_send", kPerSend, 300},
+    {"maxInFlightRequests", kJsInFlight, 300},   {"retry.retries", kJsRetries, 300},
+    {"retry.initialRetryTime", kJsInitial, 300}, {"retry.maxRetryTime", kJsMaxRetry, 300},
     {"connectionTimeout", kJsConnect, 300},
 };
 
@@ -126,7 +123,8 @@ void ApplyClientDraw(const ClientDraw& d, std::string_view family, Scenario* s) 
     std::sort(s->clients.begin(), s->clients.end(),
               [](const ClientSpec& a, const ClientSpec& b) { return a.name < b.name; });
   }
-  s->cluster.zookeeper_session_timeout = std::min(s->cluster.zookeeper_session_timeout, kWireZkSession);
+  s->cluster.zookeeper_session_timeout =
+      std::min(s->cluster.zookeeper_session_timeout, kWireZkSession);
   s->limits.liveness_grace = std::min(s->limits.liveness_grace, kWireGrace);
   s->limits.time = std::min(s->limits.time, kWireTime);
 }

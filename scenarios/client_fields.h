@@ -48,8 +48,8 @@ std::span<const ClientField> ClientFields(std::string_view family);
 // What DrawClient chose that the rest of Generate needs: the read timeout
 // the faults are timed against.
 struct ClientDraw {
-  ClientSpec settings;                 // empty for sarama
-  sim::Duration read_timeout;          // the client's wait for an answer
+  ClientSpec settings;         // empty for sarama
+  sim::Duration read_timeout;  // the client's wait for an answer
   std::optional<int32_t> max_in_flight;
 };
 

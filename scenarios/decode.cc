@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/assert.h"
 #include "producer/profile.h"
 #include "scenarios/builtin.h"
 #include "scenarios/draw_ranges.h"
@@ -17,7 +18,6 @@
 #include "scenarios/fault_fields.h"
 #include "scenarios/realism.h"
 #include "scenarios/schema.h"
-#include "sim/core/assert.h"
 
 namespace scenarios {
 namespace {

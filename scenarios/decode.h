@@ -67,7 +67,8 @@ Scenario Decode(const Scenario& base, std::span<const uint8_t> bytes,
 // Bytes whose Decode(base, ..., options) is `s` as nearly as the encoding
 // can say it: each field clamped to what Decode can give from this base
 // (an unknown fault kind or error name becomes the first; the seed keeps
-// its low 16 bits; durations are rounded to their field's resolution). Decode(Encode(Decode(b))) == Decode(b) for every b.
+// its low 16 bits; durations are rounded to their field's resolution). Decode(Encode(Decode(b))) ==
+// Decode(b) for every b.
 std::string Encode(const Scenario& base, const Scenario& s, const DecodeOptions& options = {});
 
 // The base the scenario fuzzer and `prodsim decode` use unless told

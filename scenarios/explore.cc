@@ -7,26 +7,29 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/assert.h"
 #include "scenarios/client_fields.h"
 #include "scenarios/draw_ranges.h"
 #include "scenarios/fault_fields.h"
 #include "scenarios/realism.h"
-#include "sim/core/assert.h"
 #include "sim/core/prng.h"
 
 namespace scenarios {
 namespace {
 
-
 // explore's IO for FaultFields: every field a draw from the PRNG.
 class PrngIO {
  public:
   explicit PrngIO(sim::Prng& prng) : prng_(prng) {}
-  void Index(int32_t* v, int64_t n) { *v = static_cast<int32_t>(prng_.Below(static_cast<uint64_t>(n))); }
+  void Index(int32_t* v, int64_t n) {
+    *v = static_cast<int32_t>(prng_.Below(static_cast<uint64_t>(n)));
+  }
   void Dur(Duration* v, Duration lo, Duration hi) {
     *v = Duration::Nanos(prng_.UniformInt(lo.nanos(), hi.nanos()));
   }
-  void Int(int32_t* v, int64_t lo, int64_t hi) { *v = static_cast<int32_t>(prng_.UniformInt(lo, hi)); }
+  void Int(int32_t* v, int64_t lo, int64_t hi) {
+    *v = static_cast<int32_t>(prng_.UniformInt(lo, hi));
+  }
   void Choice(std::string* v, std::span<const std::string_view> options) {
     *v = std::string(options[prng_.Below(options.size())]);
   }

@@ -1,6 +1,4 @@
 // The scenario generator of prodsim explore.
-#include "scenarios/explore.h"
-
 #include <cstdio>
 #include <map>
 #include <set>
@@ -12,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "scenarios/explore.h"
 #include "scenarios/realism.h"
 #include "scenarios/runner.h"
 #include "sim/kafka/cluster.h"
@@ -185,12 +184,11 @@ TEST(ExploreTest, ProducerSettingsAreDrawnAndValid) {
   std::printf("producer settings over 3000 seeds:%s\n", line.c_str());
   EXPECT_GT(spread["base"], 1200);
   EXPECT_LT(spread["base"], 1800);
-  for (const char* k : {"idempotent=1", "idempotent=0", "acks=-1", "acks=1",
-                        "max_open_requests=1", "max_open_requests=5", "retry_max=0",
-                        "retry_max=1", "retry_max=3", "retry_max=100000", "flush_frequency=0s",
-                        "flush_frequency=10ms", "flush_messages=0", "flush_messages=1",
-                        "flush_messages=100",
-                        "channel_buffer_size=1", "channel_buffer_size=256"}) {
+  for (const char* k :
+       {"idempotent=1", "idempotent=0", "acks=-1", "acks=1", "max_open_requests=1",
+        "max_open_requests=5", "retry_max=0", "retry_max=1", "retry_max=3", "retry_max=100000",
+        "flush_frequency=0s", "flush_frequency=10ms", "flush_messages=0", "flush_messages=1",
+        "flush_messages=100", "channel_buffer_size=1", "channel_buffer_size=256"}) {
     EXPECT_GT(spread[k], 50) << k;
   }
 }

@@ -192,8 +192,8 @@ void FaultFields(IO& io, const ClusterSpec& c, Duration heal_by, Duration read_t
 // Zeros (a decoded input that ended) give neither: no failure, prompt.
 // Without `faults` (a fault-free search) the failure is not even drawn.
 template <class IO>
-bool LateFields(IO& io, const ClusterSpec& c, Duration heal_by, Duration read_timeout,
-                bool faults, FaultSpec* f, WorkloadSpec* w) {
+bool LateFields(IO& io, const ClusterSpec& c, Duration heal_by, Duration read_timeout, bool faults,
+                FaultSpec* f, WorkloadSpec* w) {
   bool failure = IsLateKind(f->kind);
   int32_t odds = failure ? 3 : 0;  // one in four
   if (faults) io.Index(&odds, 4);

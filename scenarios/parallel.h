@@ -47,8 +47,8 @@ void RunInOrder(unsigned jobs, uint64_t limit, Compute compute, Consume consume)
   std::mutex mu;
   std::condition_variable cv;
   std::vector<std::optional<T>> slots(window);  // slot i % window holds run i
-  uint64_t next = 0;      // the next run to start
-  uint64_t consumed = 0;  // runs handed to consume
+  uint64_t next = 0;                            // the next run to start
+  uint64_t consumed = 0;                        // runs handed to consume
   bool stop = false;
   auto worker = [&] {
     std::unique_lock<std::mutex> lock(mu);

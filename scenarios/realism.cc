@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/assert.h"
 #include "fault_models/faults.h"
 #include "producer/config.h"
-#include "sim/core/assert.h"
 
 namespace scenarios {
 namespace {

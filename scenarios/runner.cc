@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/assert.h"
 #include "checks/check_registry.h"
 #include "fault_models/faults.h"
 #include "producer/async_producer.h"
 #include "scenarios/realism.h"
 #include "scenarios/timeline.h"
-#include "sim/core/assert.h"
 #include "sim/core/buggify.h"
 #include "sim/kafka/cluster.h"
 #include "sim/net/network.h"
@@ -22,7 +22,6 @@ namespace scenarios {
 
 using sim::Duration;
 using sim::Time;
-
 
 namespace {
 
@@ -66,7 +65,8 @@ absl::StatusOr<sarama::Config> ProducerConfigOf(const ProducerSpec& p) {
   if (p.net_max_open_requests) c.net.max_open_requests = *p.net_max_open_requests;
   if (p.net_read_timeout) c.net.read_timeout = *p.net_read_timeout;
   if (p.net_dial_timeout) c.net.dial_timeout = *p.net_dial_timeout;
-  if (p.required_acks) c.producer.required_acks = static_cast<sarama::RequiredAcks>(*p.required_acks);
+  if (p.required_acks)
+    c.producer.required_acks = static_cast<sarama::RequiredAcks>(*p.required_acks);
   if (p.timeout) c.producer.timeout = *p.timeout;
   if (p.retry_max) c.producer.retry.max = *p.retry_max;
   if (p.retry_backoff) c.producer.retry.backoff = *p.retry_backoff;
@@ -95,7 +95,8 @@ absl::StatusOr<sarama::Config> ProducerConfigOf(const ProducerSpec& p) {
 absl::StatusOr<kafka::ClusterConfig> ClusterConfigOf(const ClusterSpec& s) {
   kafka::ClusterConfig c;
   c.brokers = s.brokers;
-  for (const TopicSpec& t : s.topics) c.topics.push_back({t.name, t.partitions, t.replication_factor});
+  for (const TopicSpec& t : s.topics)
+    c.topics.push_back({t.name, t.partitions, t.replication_factor});
   c.min_insync_replicas = s.min_insync_replicas;
   absl::StatusOr<kafka::KafkaVersion> v = kafka::ParseKafkaVersion(s.kafka_version);
   if (!v.ok()) return v.status();
@@ -110,10 +111,8 @@ absl::StatusOr<kafka::ClusterConfig> ClusterConfigOf(const ClusterSpec& s) {
 
 net::LatencyModel LatencyOf(const LatencySpec& l) {
   switch (l.kind) {
-    case net::LatencyModel::Kind::kConstant:
-      return net::LatencyModel::Constant(l.min);
-    case net::LatencyModel::Kind::kUniform:
-      return net::LatencyModel::Uniform(l.min, l.max);
+    case net::LatencyModel::Kind::kConstant: return net::LatencyModel::Constant(l.min);
+    case net::LatencyModel::Kind::kUniform: return net::LatencyModel::Uniform(l.min, l.max);
     case net::LatencyModel::Kind::kExponential:
       return net::LatencyModel::Exponential(l.min, l.mean, l.cap);
   }
@@ -130,8 +129,8 @@ absl::Status CheckBuggifySites(const BuggifySpec& b) {
     if (std::find(known.begin(), known.end(), b.sites[i]) == known.end()) {
       return absl::InvalidArgumentError(absl::StrCat("unknown buggify site ", b.sites[i]));
     }
-    if (std::find(b.sites.begin(), b.sites.begin() + static_cast<std::ptrdiff_t>(i),
-                  b.sites[i]) != b.sites.begin() + static_cast<std::ptrdiff_t>(i)) {
+    if (std::find(b.sites.begin(), b.sites.begin() + static_cast<std::ptrdiff_t>(i), b.sites[i]) !=
+        b.sites.begin() + static_cast<std::ptrdiff_t>(i)) {
       return absl::InvalidArgumentError(absl::StrCat("buggify site ", b.sites[i], " twice"));
     }
   }
@@ -145,7 +144,8 @@ fault_models::FaultParams FaultParamsOf(const FaultSpec& f) {
   p.duration = f.duration;
   p.broker = kafka::BrokerId(f.broker);
   p.direction = f.direction;
-  if (!f.topic.empty()) p.tp = kafka::TopicPartition{f.topic, kafka::PartitionId(std::max(0, f.partition))};
+  if (!f.topic.empty())
+    p.tp = kafka::TopicPartition{f.topic, kafka::PartitionId(std::max(0, f.partition))};
   p.api = f.api;
   if (f.error != kafka::ErrorCode::NONE) p.error = f.error;
   p.count = f.count;
@@ -249,7 +249,8 @@ sim::Task<void> Application(World* w, const Scenario* s, sarama::Config conf,
   const std::optional<Time> close_at =
       wl.close_at ? std::optional<Time>(Time() + *wl.close_at) : std::nullopt;
   sim::ChanPtr<Time> close_timer;
-  if (close_at) close_timer = sim::After(w->sched, std::max(*close_at - w->sched.now(), Duration()));
+  if (close_at)
+    close_timer = sim::After(w->sched, std::max(*close_at - w->sched.now(), Duration()));
   for (int32_t i = 0; i < wl.messages; ++i) {
     if (i > 0 && i % wl.burst == 0 && wl.interval.nanos() > 0) {
       Duration nap = wl.interval;
@@ -388,8 +389,8 @@ absl::StatusOr<WorldPlan> PlanWorld(const Scenario& s) {
   WorldPlan plan;
   absl::StatusOr<kafka::ClusterConfig> cc = ClusterConfigOf(s.cluster);
   const std::optional<std::string> unrealistic = FirstUnrealisticFault(s);
-  const absl::Status realism = unrealistic ? absl::InvalidArgumentError(*unrealistic)
-                                           : absl::OkStatus();
+  const absl::Status realism =
+      unrealistic ? absl::InvalidArgumentError(*unrealistic) : absl::OkStatus();
   for (const absl::Status& st : {cc.status(), CheckBuggifySites(s.buggify), realism}) {
     if (!st.ok()) return st;
   }

@@ -28,10 +28,10 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/assert.h"
 #include "scenarios/realism.h"
 #include "scenarios/schema.h"
 #include "scenarios/toml_reader.h"
-#include "sim/core/assert.h"
 
 namespace scenarios {
 namespace {
@@ -64,9 +64,9 @@ std::span<const SectionKeys> AllSectionKeys() {
       k.insert(k.end(), more.begin(), more.end());
       return SectionKeys{s.header, std::move(k)};
     };
-    out->push_back(keys(schema::Top(), {"schedule", "producer", "cluster", "network", "workload",
-                                        "faults", "buggify", "checks", "limits", "clients",
-                                        "expect"}));
+    out->push_back(
+        keys(schema::Top(), {"schedule", "producer", "cluster", "network", "workload", "faults",
+                             "buggify", "checks", "limits", "clients", "expect"}));
     out->push_back(keys(schema::ScheduleSection(), {}));
     out->push_back(keys(schema::ProducerSection(), {}));
     out->push_back(keys(schema::ClusterSection(), {"topics"}));
@@ -158,10 +158,10 @@ std::optional<Value> ReadNameList(TableReader& r, const Field& f) {
   for (const toml::node& e : *a) {
     const auto* s = e.as_string();
     if (s == nullptr) {
-      r.diag().Add(PosOf(e.source()),
-                   absl::StrCat(r.Name(f.key), " entries must be strings, not ",
-                                Av(internal::TypeName(e))),
-                   "quote each topic name");
+      r.diag().Add(
+          PosOf(e.source()),
+          absl::StrCat(r.Name(f.key), " entries must be strings, not ", Av(internal::TypeName(e))),
+          "quote each topic name");
       ok = false;
       continue;
     }
@@ -194,10 +194,10 @@ std::optional<Value> ReadSiteList(TableReader& r, const Field& f) {
   for (const toml::node& e : *a) {
     const auto* name = e.as_string();
     if (name == nullptr) {
-      r.diag().Add(PosOf(e.source()),
-                   absl::StrCat(r.Name(f.key), " entries must be strings, not ",
-                                Av(internal::TypeName(e))),
-                   "quote each site name, e.g. \"net.delay\"");
+      r.diag().Add(
+          PosOf(e.source()),
+          absl::StrCat(r.Name(f.key), " entries must be strings, not ", Av(internal::TypeName(e))),
+          "quote each site name, e.g. \"net.delay\"");
       ok = false;
       continue;
     }
@@ -269,14 +269,10 @@ std::optional<Value> ReadValue(TableReader& r, const Field& f) {
       }
       return v;
     }
-    case Type::kAcks:
-      return ReadAcks(r, f);
-    case Type::kHex:
-      return ReadHex(r, f);
-    case Type::kNameList:
-      return ReadNameList(r, f);
-    case Type::kSiteList:
-      return ReadSiteList(r, f);
+    case Type::kAcks: return ReadAcks(r, f);
+    case Type::kHex: return ReadHex(r, f);
+    case Type::kNameList: return ReadNameList(r, f);
+    case Type::kSiteList: return ReadSiteList(r, f);
   }
   return std::nullopt;
 }
@@ -590,7 +586,8 @@ void ReadFault(TableReader& r, const FaultContext& ctx, FaultSpec* f) {
   const size_t before = r.diag().count();
   const Field& kind_field = *schema::Find(schema::FaultSection(), "kind");
   if (const toml::node* k = r.Get("kind"); k != nullptr && k->is_string()) {
-    if (std::optional<std::string_view> hint = schema::RenamedFaultKindHint(*k->value<std::string>())) {
+    if (std::optional<std::string_view> hint =
+            schema::RenamedFaultKindHint(*k->value<std::string>())) {
       r.diag().Add(PosOf(k->source()),
                    absl::StrCat(r.Name("kind"), " = ", Shown(*k->value<std::string>()), " is gone"),
                    std::string(*hint));
@@ -685,15 +682,16 @@ void ReadExpect(TableReader& r, std::string_view own, ExpectSpec* e) {
         continue;
       }
       if (name == own) {
-        r.diag().Add(pos,
-                     absl::StrCat("[expect.profiles.\"", name, "\"] names the scenario's own profile"),
-                     "its verdict goes in [expect] itself; list other profiles here");
+        r.diag().Add(
+            pos, absl::StrCat("[expect.profiles.\"", name, "\"] names the scenario's own profile"),
+            "its verdict goes in [expect] itself; list other profiles here");
         continue;
       }
       const toml::table* table = node.as_table();
       if (table == nullptr) {
-        r.diag().Add(pos, absl::StrCat("expect.profiles.", name, " must be a table"),
-                     absl::StrCat("write [expect.profiles.\"", name, "\"] with verdict (and check)"));
+        r.diag().Add(
+            pos, absl::StrCat("expect.profiles.", name, " must be a table"),
+            absl::StrCat("write [expect.profiles.\"", name, "\"] with verdict (and check)"));
         continue;
       }
       const std::string path = absl::StrCat("expect.profiles.\"", name, "\"");
@@ -719,8 +717,8 @@ void ReadExpect(TableReader& r, std::string_view own, ExpectSpec* e) {
 bool IsSettingKey(std::string_view key) {
   if (key.empty() || key.size() > kClientKeyBytesMax) return false;
   return std::all_of(key.begin(), key.end(), [](char c) {
-    return internal::IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           c == '.' || c == '_' || c == '-';
+    return internal::IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
+           c == '_' || c == '-';
   });
 }
 
@@ -767,8 +765,10 @@ void ReadClients(TableReader& top, std::vector<ClientSpec>* out) {
       } else if (const auto* b = value.as_boolean()) {
         text = b->get() ? "true" : "false";
       } else {
-        top.diag().Add(at, absl::StrCat("clients.", name, ".", k, " must be a string, an integer "
-                                        "or a boolean"),
+        top.diag().Add(at,
+                       absl::StrCat("clients.", name, ".", k,
+                                    " must be a string, an integer "
+                                    "or a boolean"),
                        "write the client's value as it documents it, e.g. \"5\" or 5");
         continue;
       }
@@ -825,17 +825,15 @@ void ReadTop(TableReader& top, Pos end, Scenario* s) {
     top.diag().Add(end, "the scenario has no [cluster] section",
                    "add [cluster] with brokers, and a [[cluster.topics]] entry");
   }
-  const bool cluster_ok =
-      ReadSection(top, "cluster", schema::ClusterSection().header,
-                  [&](TableReader& r) { ReadCluster(r, &s->cluster); }) &&
-      top.Has("cluster");
+  const bool cluster_ok = ReadSection(top, "cluster", schema::ClusterSection().header,
+                                      [&](TableReader& r) { ReadCluster(r, &s->cluster); }) &&
+                          top.Has("cluster");
   ReadSection(top, "network", "[network]", [&](TableReader& r) { ReadNetwork(r, &s->network); });
   const ClusterSpec* cluster = cluster_ok ? &s->cluster : nullptr;
   const LimitsSpec* limits = limits_ok ? &s->limits : nullptr;
   ReadSection(top, "workload", schema::WorkloadSection().header,
               [&](TableReader& r) { ReadWorkload(r, cluster, limits, &s->workload); });
-  ReadFaults(top, FaultContext{cluster, limits, producer_ok ? &s->producer : nullptr},
-             &s->faults);
+  ReadFaults(top, FaultContext{cluster, limits, producer_ok ? &s->producer : nullptr}, &s->faults);
   ReadSection(top, "checks", schema::ChecksSection().header, [&](TableReader& r) {
     ReadFields(r, schema::ChecksSection(), &s->checks);
     r.Finish();
@@ -904,9 +902,9 @@ void PrintExpect(const ExpectSpec& e, std::string* out) {
     PrintField(*schema::Find(schema::ExpectSection(), "signature"), &e, out);
   }
   for (const ProfileExpectSpec& p : e.profiles) {
-    absl::StrAppend(out, "\n# The same scenario with producer.profile = ",
-                    internal::TomlQuote(p.profile), ".\n[expect.profiles.",
-                    internal::TomlQuote(p.profile), "]\n");
+    absl::StrAppend(
+        out, "\n# The same scenario with producer.profile = ", internal::TomlQuote(p.profile),
+        ".\n[expect.profiles.", internal::TomlQuote(p.profile), "]\n");
     PrintField(*schema::Find(schema::ProfileExpectSection(), "verdict"), &p, out);
     if (!p.check.empty()) {
       PrintField(*schema::Find(schema::ProfileExpectSection(), "check"), &p, out);
@@ -983,8 +981,7 @@ std::string PrintScenario(const Scenario& s) {
   if (s.checks != ChecksSpec{}) PrintSection(schema::ChecksSection(), &s.checks, &out);
   PrintSection(schema::LimitsSection(), &s.limits, &out);
   for (const ClientSpec& c : s.clients) {
-    absl::StrAppend(&out, "\n# ", c.name,
-                    "'s own settings, for a real ", c.name,
+    absl::StrAppend(&out, "\n# ", c.name, "'s own settings, for a real ", c.name,
                     " (wire mode), after those mapped from [producer].\n[clients.", c.name, "]\n");
     for (const auto& [k, v] : c.settings) {
       absl::StrAppend(&out, internal::TomlQuote(k), " = ", internal::TomlQuote(v), "\n");

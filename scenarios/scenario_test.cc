@@ -433,10 +433,12 @@ std::vector<MalformedCase> MalformedCases() {
        kBase + "[expect]\nverdict = \"pass\"\n[expect.profiles.\"sarama-9\"]\nverdict = \"pass\"\n",
        9, "unknown profile \"sarama-9\" in [expect.profiles]"},
       {"expect_own_profile",
-       kBase + "[expect]\nverdict = \"pass\"\n[expect.profiles.\"sarama-1.42.1\"]\nverdict = \"pass\"\n",
+       kBase + "[expect]\nverdict = \"pass\"\n[expect.profiles.\"sarama-1.42.1\"]\nverdict = "
+               "\"pass\"\n",
        9, "names the scenario's own profile"},
       {"expect_profile_without_verdict",
-       kBase + "[expect]\nverdict = \"pass\"\n[expect.profiles.\"sarama-main\"]\ncheck = \"liveness\"\n",
+       kBase + "[expect]\nverdict = \"pass\"\n[expect.profiles.\"sarama-main\"]\ncheck = "
+               "\"liveness\"\n",
        9, ".verdict is missing"},
       {"brokers_zero", "[cluster]\nbrokers = 0\n[[cluster.topics]]\nname = \"t\"\n", 2,
        "cluster.brokers must be in 1..16"},
@@ -536,9 +538,8 @@ std::vector<MalformedCase> MalformedCases() {
        "count must be in 1..1000000"},
       {"renamed_kind", fault + "kind = \"drop_responses\"\nat = \"1s\"\n", 8,
        "renamed mock.drop_response"},
-      {"blackhole_with_duration",
-       fault + "kind = \"blackhole\"\nat = \"1s\"\nduration = \"5s\"\n", 10,
-       "duration is not used by a blackhole fault"},
+      {"blackhole_with_duration", fault + "kind = \"blackhole\"\nat = \"1s\"\nduration = \"5s\"\n",
+       10, "duration is not used by a blackhole fault"},
       {"blackhole_broker_out_of_range", fault + "kind = \"blackhole\"\nat = \"1s\"\nbroker = 7\n",
        10, "broker = 7 but the cluster has 3 broker(s)"},
       {"connect_hang_without_duration", fault + "kind = \"connect_hang\"\nat = \"1s\"\n", 7,
@@ -602,8 +603,7 @@ std::vector<MalformedCase> MalformedCases() {
        "duplicate buggify site \"broker.slow_fetch\""},
       {"buggify_sites_not_array", kBase + "[buggify]\nsites = \"net.delay\"\n", 8,
        "buggify.sites must be an array of site names"},
-      {"buggify_site_not_string", kBase + "[buggify]\nsites = [1]\n", 8,
-       "entries must be strings"},
+      {"buggify_site_not_string", kBase + "[buggify]\nsites = [1]\n", 8, "entries must be strings"},
       {"unknown_key_in_buggify", kBase + "[buggify]\nsite = [\"net.delay\"]\n", 8,
        "did you mean \"sites\""},
       {"unknown_client", kBase + "[clients.rdkafka]\nacks = 1\n", 7,
@@ -697,8 +697,9 @@ TEST(ScenarioErrors, UnknownBuggifySiteAtItsColumnWithTheValidNames) {
 // key; they print back and parse to the same scenario.
 TEST(ScenarioParse, ClientSettings) {
   absl::StatusOr<Scenario> s = ParseScenario(
-      kBase + "[clients.librdkafka]\n\"linger.ms\" = 5\n\"enable.idempotence\" = true\n"
-              "\"compression.type\" = \"none\"\n[clients.kafkajs]\nconcurrent_sends = 4\n",
+      kBase +
+          "[clients.librdkafka]\n\"linger.ms\" = 5\n\"enable.idempotence\" = true\n"
+          "\"compression.type\" = \"none\"\n[clients.kafkajs]\nconcurrent_sends = 4\n",
       "origin");
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_EQ(s->clients.size(), 2u);
@@ -706,8 +707,8 @@ TEST(ScenarioParse, ClientSettings) {
   EXPECT_EQ(s->clients[1].name, "librdkafka");
   using KV = std::pair<std::string, std::string>;
   EXPECT_EQ(s->clients[1].settings,
-            (std::vector<KV>{{"compression.type", "none"}, {"enable.idempotence", "true"},
-                             {"linger.ms", "5"}}));
+            (std::vector<KV>{
+                {"compression.type", "none"}, {"enable.idempotence", "true"}, {"linger.ms", "5"}}));
   ASSERT_NE(s->Client("kafkajs"), nullptr);
   EXPECT_EQ(s->Client("sarama"), nullptr);
   absl::StatusOr<Scenario> again = ParseScenario(PrintScenario(*s), "printed");
@@ -989,9 +990,8 @@ FaultSpec GenFault(const ClusterSpec& c, Duration time) {
   f.kind = *fault_models::FaultKindFromName(k);
   f.at = GenDuration(Duration(), time - Duration::Nanos(1));
   f.broker = Int32In(0, c.brokers - 1);
-  const bool count_based = k == "inject_error" || k == "lose_response" ||
-                           k == "stall_response" || k == "mock.error" ||
-                           k == "mock.drop_response";
+  const bool count_based = k == "inject_error" || k == "lose_response" || k == "stall_response" ||
+                           k == "mock.error" || k == "mock.drop_response";
   if (k == "connect_hang") {
     f.duration = GenDuration(Duration(), time - f.at);  // required
   } else if (k != "reset" && k != "move_leader" && k != "blackhole" && !count_based) {
@@ -1073,9 +1073,8 @@ Scenario GenScenario() {
   }
   s.expect = Maybe<ExpectSpec>([] {
     ExpectSpec e;
-    e.verdict =
-        OneOf({"pass", "safety", "liveness", "deadlock", "producer-assertion", "harness-error",
-               "client-failure"});
+    e.verdict = OneOf({"pass", "safety", "liveness", "deadlock", "producer-assertion",
+                       "harness-error", "client-failure"});
     if (e.verdict != "pass" && *rc::gen::arbitrary<bool>()) {
       e.check = OneOf(
           {"acked-batches-in-order", "no-duplicates", "liveness", "no-broker-sequence-error"});
@@ -1106,15 +1105,9 @@ RC_GTEST_PROP(ScenarioProperty, EditedFilesParseOrGiveOneLine, ()) {
     const auto at = *rc::gen::inRange<size_t>(0, text.size());
     const char c = kAlphabet[*rc::gen::inRange<size_t>(0, kAlphabet.size())];
     switch (*rc::gen::inRange(0, 3)) {
-      case 0:
-        text.erase(at, 1);
-        break;
-      case 1:
-        text.insert(at, 1, c);
-        break;
-      default:
-        text[at] = c;
-        break;
+      case 0: text.erase(at, 1); break;
+      case 1: text.insert(at, 1, c); break;
+      default: text[at] = c; break;
     }
   }
   absl::StatusOr<Scenario> s = ParseScenario(text, "origin");

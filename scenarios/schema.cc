@@ -8,12 +8,12 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/assert.h"
 #include "checks/check_registry.h"
 #include "checks/verdict.h"
 #include "fault_models/kinds.h"
 #include "scenarios/draw_ranges.h"
 #include "scenarios/toml_reader.h"
-#include "sim/core/assert.h"
 
 namespace scenarios::schema {
 namespace {
@@ -25,8 +25,7 @@ constexpr int64_t kPositive = 1;  // the least positive duration, in ns
 
 // The value lists. A new profile (e.g. "sarama-main") is one more entry.
 constexpr std::string_view kProfiles[] = {"sarama-1.42.1", "sarama-main"};
-constexpr std::string_view kTestDefects[] = {"no-retry-backoff", "no-read-timeout",
-                                             "close-twice"};
+constexpr std::string_view kTestDefects[] = {"no-retry-backoff", "no-read-timeout", "close-twice"};
 constexpr std::string_view kPolicies[] = {"fifo", "random", "pct", "go"};
 constexpr std::string_view kDrains[] = {"prompt", "late", "slow", "close"};
 // The verdicts (checks/verdict.h) and the checks (checks/check_registry.h),
@@ -611,8 +610,9 @@ constexpr Field kChecksFields[] = {
     Of<&ChecksSpec::retry_pacing>(
         {.key = "retry_pacing",
          .type = Type::kBool,
-         .doc = "check retry-pacing: a message's consecutive attempts at least Retry.Backoff apart, "
-                "and none failing with retries exhausted sooner than its backoffs allow"}),
+         .doc =
+             "check retry-pacing: a message's consecutive attempts at least Retry.Backoff apart, "
+             "and none failing with retries exhausted sooner than its backoffs allow"}),
     Of<&ChecksSpec::no_leaked_goroutines>(
         {.key = "no_leaked_goroutines",
          .type = Type::kBool,
@@ -673,10 +673,11 @@ constexpr Field kProfileExpectFields[] = {
 
 // Sections that hold other tables list those keys too, for hints.
 const Section kTop{"", "the top level", "", kTopFields};
-const Section kSchedule{"schedule", "[schedule]",
-                        "Which runnable task the scheduler picks next: fifo, random, pct or go (Go's "
-                        "runtime scheduler on gomaxprocs Ps, with CPU costs).",
-                        kScheduleFields};
+const Section kSchedule{
+    "schedule", "[schedule]",
+    "Which runnable task the scheduler picks next: fifo, random, pct or go (Go's "
+    "runtime scheduler on gomaxprocs Ps, with CPU costs).",
+    kScheduleFields};
 const Section kProducer{"producer", "[producer]",
                         "The producer model: a profile, and Sarama config fields by their Sarama\n"
                         "names in snake_case; a field left out keeps Sarama's default.",
@@ -707,10 +708,9 @@ const Section kExpect{"expect", "[expect]", "The verdict this scenario is expect
 const Section kProfileExpect{"expect.profiles.\"PROFILE\"", "[expect.profiles.\"PROFILE\"]", "",
                              kProfileExpectFields};
 
-constexpr const Section* kSections[] = {&kTop,     &kSchedule, &kProducer, &kCluster,
-                                        &kTopic,   &kLatency,  &kWorkload, &kFault,
-                                        &kBuggify, &kChecksSection, &kLimits,   &kExpect,
-                                        &kProfileExpect};
+constexpr const Section* kSections[] = {
+    &kTop,   &kSchedule, &kProducer,      &kCluster, &kTopic,  &kLatency,      &kWorkload,
+    &kFault, &kBuggify,  &kChecksSection, &kLimits,  &kExpect, &kProfileExpect};
 
 }  // namespace
 
@@ -835,16 +835,12 @@ std::string FormatValue(const Field& f, const Value& v) {
     return absl::StrCat("[", absl::StrJoin(quoted, ", "), "]");
   };
   switch (f.type) {
-    case Type::kInt:
-      return absl::StrCat(std::get<int64_t>(v));
-    case Type::kBool:
-      return std::get<bool>(v) ? "true" : "false";
-    case Type::kDuration:
-      return TomlQuote(std::get<Duration>(v).ToString());
+    case Type::kInt: return absl::StrCat(std::get<int64_t>(v));
+    case Type::kBool: return std::get<bool>(v) ? "true" : "false";
+    case Type::kDuration: return TomlQuote(std::get<Duration>(v).ToString());
     case Type::kString:
     case Type::kEnum:
-    case Type::kVersion:
-      return TomlQuote(std::get<std::string>(v));
+    case Type::kVersion: return TomlQuote(std::get<std::string>(v));
     case Type::kAcks: {
       const int64_t acks = std::get<int64_t>(v);
       const std::string_view name = AcksName(static_cast<int32_t>(acks));
@@ -853,8 +849,7 @@ std::string FormatValue(const Field& f, const Value& v) {
     case Type::kHex:
       return absl::StrCat("\"", absl::BytesToHexString(std::get<std::string>(v)), "\"");
     case Type::kNameList:
-    case Type::kSiteList:
-      return list(std::get<std::vector<std::string>>(v));
+    case Type::kSiteList: return list(std::get<std::vector<std::string>>(v));
   }
   return {};
 }
@@ -863,26 +858,16 @@ namespace {
 
 std::string_view TypeText(const Field& f) {
   switch (f.type) {
-    case Type::kInt:
-      return "integer";
-    case Type::kBool:
-      return "boolean";
-    case Type::kDuration:
-      return "duration";
-    case Type::kString:
-      return "string";
-    case Type::kEnum:
-      return "string";
-    case Type::kAcks:
-      return "string or integer";
-    case Type::kVersion:
-      return "string";
-    case Type::kHex:
-      return "hex string";
-    case Type::kNameList:
-      return "array of strings";
-    case Type::kSiteList:
-      return "array of strings";
+    case Type::kInt: return "integer";
+    case Type::kBool: return "boolean";
+    case Type::kDuration: return "duration";
+    case Type::kString: return "string";
+    case Type::kEnum: return "string";
+    case Type::kAcks: return "string or integer";
+    case Type::kVersion: return "string";
+    case Type::kHex: return "hex string";
+    case Type::kNameList: return "array of strings";
+    case Type::kSiteList: return "array of strings";
   }
   return "?";
 }
@@ -897,9 +882,7 @@ std::string Backticked(StringList values) {
 std::string ValidText(const Field& f) {
   std::string out;
   switch (f.type) {
-    case Type::kInt:
-      out = absl::StrCat(f.lo, "..", f.hi);
-      break;
+    case Type::kInt: out = absl::StrCat(f.lo, "..", f.hi); break;
     case Type::kDuration:
       out = f.lo == 0   ? ">= 0"
             : f.lo == 1 ? "> 0"
@@ -912,19 +895,12 @@ std::string ValidText(const Field& f) {
     case Type::kEnum:
       out = f.values.size() > 12 ? "a name from the list below" : Backticked(f.values);
       break;
-    case Type::kSiteList:
-      out = Backticked(f.values);
-      break;
-    case Type::kAcks:
-      out = "`wait_for_all` (-1), `no_response` (0), `wait_for_local` (1)";
-      break;
-    case Type::kHex:
-      out = absl::StrCat("two hex digits a byte, at most ", f.hi, " bytes");
-      break;
+    case Type::kSiteList: out = Backticked(f.values); break;
+    case Type::kAcks: out = "`wait_for_all` (-1), `no_response` (0), `wait_for_local` (1)"; break;
+    case Type::kHex: out = absl::StrCat("two hex digits a byte, at most ", f.hi, " bytes"); break;
     case Type::kBool:
     case Type::kVersion:
-    case Type::kNameList:
-      break;
+    case Type::kNameList: break;
   }
   if (!f.rule.empty()) absl::StrAppend(&out, out.empty() ? "" : "; ", internal::Av(f.rule));
   return out.empty() ? "-" : out;
@@ -933,14 +909,10 @@ std::string ValidText(const Field& f) {
 std::string ShrinkText(const Field& f) {
   if (!f.shrink_text.empty()) return std::string(f.shrink_text);
   switch (f.shrink) {
-    case Shrink::kNone:
-      return "-";
-    case Shrink::kToDefault:
-      return f.optional ? "unset" : "default";
-    case Shrink::kLowerToDefault:
-      return "default, if above";
-    case Shrink::kDescend:
-      return absl::StrCat("down to ", f.floor);
+    case Shrink::kNone: return "-";
+    case Shrink::kToDefault: return f.optional ? "unset" : "default";
+    case Shrink::kLowerToDefault: return "default, if above";
+    case Shrink::kDescend: return absl::StrCat("down to ", f.floor);
   }
   return "-";
 }

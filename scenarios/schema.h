@@ -30,10 +30,10 @@
 #include <variant>
 #include <vector>
 
+#include "base/assert.h"
 #include "fault_models/kinds.h"
 #include "producer/profile.h"
 #include "scenarios/spec.h"
-#include "sim/core/assert.h"
 #include "sim/core/scheduler.h"
 #include "sim/core/time.h"
 #include "sim/kafka/protocol.h"

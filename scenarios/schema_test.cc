@@ -84,24 +84,16 @@ std::vector<Value> OtherValues(const Field& f, const Value& now) {
         out.emplace_back(d);
       }
       break;
-    case Type::kString:
-      out.emplace_back(std::string("a scenario"));
-      break;
+    case Type::kString: out.emplace_back(std::string("a scenario")); break;
     case Type::kEnum:
       for (const std::string_view v : f.values) out.emplace_back(std::string(v));
       break;
     case Type::kAcks:
       for (const int64_t v : {-1, 0, 1}) out.emplace_back(v);
       break;
-    case Type::kVersion:
-      out.emplace_back(std::string("2.1.0"));
-      break;
-    case Type::kHex:
-      out.emplace_back(std::string("\x07\xff", 2));
-      break;
-    case Type::kNameList:
-      out.emplace_back(std::vector<std::string>{"t"});
-      break;
+    case Type::kVersion: out.emplace_back(std::string("2.1.0")); break;
+    case Type::kHex: out.emplace_back(std::string("\x07\xff", 2)); break;
+    case Type::kNameList: out.emplace_back(std::vector<std::string>{"t"}); break;
     case Type::kSiteList:
       out.emplace_back(std::vector<std::string>{std::string(f.values.front())});
       break;
@@ -313,7 +305,8 @@ TEST(SchemaTest, CodecRangesComeFromTheSchema) {
   for (const Section* s : Sections()) {
     for (const Field& f : s->fields) with_codec += f.codec != nullptr;
   }
-  EXPECT_EQ(with_codec, 9);  // the five above and pct_depth, preempt_per_mille, gomaxprocs, perturb_per_mille
+  EXPECT_EQ(with_codec,
+            9);  // the five above and pct_depth, preempt_per_mille, gomaxprocs, perturb_per_mille
 }
 
 // What the check registry cannot derive for the format: each opt-in check

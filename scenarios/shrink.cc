@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/assert.h"
 #include "checks/check.h"
 #include "scenarios/schema.h"
-#include "sim/core/assert.h"
 
 namespace scenarios {
 namespace {
@@ -453,16 +453,16 @@ std::string DescribeSize(const Scenario& s) {
   int64_t partitions = 0;
   for (const TopicSpec& t : s.cluster.topics) partitions += t.partitions;
   const ProducerSpec& p = s.producer;
-  const int settings =
-      p.idempotent.has_value() + p.net_max_open_requests.has_value() +
-      p.net_read_timeout.has_value() + p.net_dial_timeout.has_value() +
-      p.required_acks.has_value() + p.timeout.has_value() + p.retry_max.has_value() +
-      p.retry_backoff.has_value() + p.return_successes.has_value() + p.return_errors.has_value() +
-      p.flush_messages.has_value() + p.flush_bytes.has_value() + p.flush_frequency.has_value() +
-      p.flush_max_messages.has_value() + p.max_message_bytes.has_value() +
-      p.channel_buffer_size.has_value() + p.metadata_retry_max.has_value() +
-      p.metadata_retry_backoff.has_value() + p.metadata_single_flight.has_value() +
-      p.version.has_value();
+  const int settings = p.idempotent.has_value() + p.net_max_open_requests.has_value() +
+                       p.net_read_timeout.has_value() + p.net_dial_timeout.has_value() +
+                       p.required_acks.has_value() + p.timeout.has_value() +
+                       p.retry_max.has_value() + p.retry_backoff.has_value() +
+                       p.return_successes.has_value() + p.return_errors.has_value() +
+                       p.flush_messages.has_value() + p.flush_bytes.has_value() +
+                       p.flush_frequency.has_value() + p.flush_max_messages.has_value() +
+                       p.max_message_bytes.has_value() + p.channel_buffer_size.has_value() +
+                       p.metadata_retry_max.has_value() + p.metadata_retry_backoff.has_value() +
+                       p.metadata_single_flight.has_value() + p.version.has_value();
   return absl::StrCat(s.faults.size(), " fault(s), ", s.workload.messages, " message(s), ",
                       s.cluster.topics.size(), " topic(s) with ", partitions, " partition(s), ",
                       s.cluster.brokers, " broker(s), ", settings, " producer setting(s), ",

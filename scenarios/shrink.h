@@ -62,7 +62,7 @@ struct ShrinkResult {
   Verdict verdict = Verdict::kPass;
   std::string failing_check;
   std::string signature;  // SignatureName of the shrunk scenario's run
-  Scenario scenario;  // the smallest failing scenario found, with [expect]
+  Scenario scenario;      // the smallest failing scenario found, with [expect]
   int64_t runs = 0;
   std::vector<std::string> steps;  // the accepted simplifications, in order
   // With ShrinkOptions::trials: of the K trials of the result, how many

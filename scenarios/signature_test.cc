@@ -118,8 +118,8 @@ TEST(Signatures, FingerprintIsTheShapeNotTheNumbers) {
     answer.code = kafka::ErrorCode::NOT_LEADER_OR_FOLLOWER;
     r.producer.steps.push_back(answer);
     r.producer.steps.push_back(answer);  // a repeat: collapsed
-    r.kafka.faults.push_back({sim::Time() + sim::Duration::Millis(1),
-                              absl::StrCat(fault, " broker ", broker), false});
+    r.kafka.faults.push_back(
+        {sim::Time() + sim::Duration::Millis(1), absl::StrCat(fault, " broker ", broker), false});
     return r;
   };
   const auto violation = [](const std::string& check, uint64_t id, int64_t ms) {
@@ -143,8 +143,8 @@ TEST(Signatures, FingerprintIsTheShapeNotTheNumbers) {
                                                violation("log-sequences-contiguous", 7, 50)));
   checks::RunRecord no_answer = record(7, 10, 0, "move_leader");
   no_answer.producer.steps.resize(1);
-  EXPECT_NE(a, checks::UnclassifiedFingerprint(no_answer,
-                                               violation("log-sequences-contiguous", 7, 50)));
+  EXPECT_NE(
+      a, checks::UnclassifiedFingerprint(no_answer, violation("log-sequences-contiguous", 7, 50)));
 }
 
 // A scenario of one mechanism that another rule must not claim, on the

@@ -79,7 +79,7 @@ struct ProducerSpec {
   std::optional<int32_t> metadata_retry_max;
   std::optional<Duration> metadata_retry_backoff;
   std::optional<bool> metadata_single_flight;  // sarama-main only (e566ac67)
-  std::optional<std::string> version;  // "2.6.0"
+  std::optional<std::string> version;          // "2.6.0"
   // Not a Sarama field: a defect switched on in the model on purpose, so a
   // test can show the checks catch it (sarama::Config::TestDefects).
   std::optional<std::string> test_defect;
@@ -132,12 +132,12 @@ struct NetworkSpec {
 
 struct WorkloadSpec {
   int32_t messages = 100;
-  int32_t keys = 10;                    // keys "key-0".."key-{keys-1}", round robin
-  std::vector<std::string> topics;      // round robin; empty: every cluster topic
+  int32_t keys = 10;                        // keys "key-0".."key-{keys-1}", round robin
+  std::vector<std::string> topics;          // round robin; empty: every cluster topic
   Duration interval = Duration::Millis(1);  // between bursts
-  int32_t burst = 1;                    // messages per burst
+  int32_t burst = 1;                        // messages per burst
   int32_t value_bytes = 100;
-  std::optional<Duration> close_at;     // AsyncClose at this time; unset: after the last message
+  std::optional<Duration> close_at;  // AsyncClose at this time; unset: after the last message
   // How the application reads Successes and Errors (Sarama's documentation
   // says it must read both, and when): "prompt" (each at once), "late"
   // (its reader starts drain_delay after the producer), "slow" (each read
@@ -157,13 +157,13 @@ struct FaultSpec {
   std::optional<Duration> duration;  // unset: the kind's default (or instant)
   int32_t broker = 0;                // the target broker
   fault_models::Direction direction = fault_models::Direction::kBoth;
-  std::string topic;                 // move_leader, shrink_isr, inject_error (optional)
+  std::string topic;  // move_leader, shrink_isr, inject_error (optional)
   int32_t partition = -1;
   kafka::ErrorCode error = kafka::ErrorCode::NONE;  // inject_error, mock.error; NONE: unset
   kafka::ApiKey api = kafka::ApiKey::kProduce;      // fault_models::kFaultApis
-  int32_t count = 1;                 // the count-based kinds
-  Duration extra;                    // delay_processing, latency_spike, stall_response
-  bool heal = true;                  // heal at the end of duration
+  int32_t count = 1;                                // the count-based kinds
+  Duration extra;    // delay_processing, latency_spike, stall_response
+  bool heal = true;  // heal at the end of duration
 
   bool operator==(const FaultSpec&) const = default;
 };

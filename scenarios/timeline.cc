@@ -81,12 +81,12 @@ void Tasks(const sim::Scheduler& sched, Writer& w) {
         // Network notes read "net <what> c<id> ...": one track per connection.
         if (e.text.rfind("net ", 0) == 0) {
           const size_t c = e.text.find(" c");
-          const uint64_t conn = c == std::string::npos ? 0 : std::strtoull(e.text.c_str() + c + 2, nullptr, 10);
+          const uint64_t conn =
+              c == std::string::npos ? 0 : std::strtoull(e.text.c_str() + c + 2, nullptr, 10);
           w.Event(e.text.substr(4), 'i', e.at, kConnectionsPid, conn);
         }
         break;
-      default:
-        break;
+      default: break;
     }
   }
 }
@@ -104,23 +104,24 @@ std::string TimelineJson(const sim::Scheduler& sched, const checks::RunRecord& r
   w.Name(kEventsPid, 3, "errors");
   Tasks(sched, w);
   for (const kafka::AppendEvent& a : r.kafka.appends) {
-    w.Event(absl::StrCat(a.leader ? "append " : "replicate ", a.tp.ToString(), " @", a.base_offset.value,
-                         " seq ", a.first_seq.value, "..", a.last_seq.value),
+    w.Event(absl::StrCat(a.leader ? "append " : "replicate ", a.tp.ToString(), " @",
+                         a.base_offset.value, " seq ", a.first_seq.value, "..", a.last_seq.value),
             'i', a.at, kBrokersPid, static_cast<uint64_t>(a.broker.value));
   }
   for (const kafka::ResponseEvent& x : r.kafka.responses) {
-    w.Event(absl::StrCat("response ", x.tp.ToString(), " ", std::string(kafka::ErrorCodeName(x.error)),
-                         x.fate != kafka::ResponseFate::kSent
-                             ? absl::StrCat(" (", std::string(kafka::ResponseFateName(x.fate)), ")")
-                             : std::string()),
-            'i', x.at, kBrokersPid, static_cast<uint64_t>(x.broker.value));
+    w.Event(
+        absl::StrCat("response ", x.tp.ToString(), " ", std::string(kafka::ErrorCodeName(x.error)),
+                     x.fate != kafka::ResponseFate::kSent
+                         ? absl::StrCat(" (", std::string(kafka::ResponseFateName(x.fate)), ")")
+                         : std::string()),
+        'i', x.at, kBrokersPid, static_cast<uint64_t>(x.broker.value));
   }
   for (const kafka::FaultEvent& f : r.kafka.faults) {
     w.Event(absl::StrCat(f.healed ? "heal: " : "fault: ", f.description), 'i', f.at, kEventsPid, 1);
   }
   for (const sarama::AckEvent& a : r.producer.acks) {
-    w.Event(absl::StrCat("ack id=", a.id, " ", a.topic, "/", a.partition, " seq ", a.sequence), 'i', a.at,
-            kEventsPid, 2);
+    w.Event(absl::StrCat("ack id=", a.id, " ", a.topic, "/", a.partition, " seq ", a.sequence), 'i',
+            a.at, kEventsPid, 2);
   }
   for (const sarama::ErrorEvent& e : r.producer.errors) {
     w.Event(absl::StrCat("error id=", e.id, " ", e.err.ToString()), 'i', e.at, kEventsPid, 3);

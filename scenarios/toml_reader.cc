@@ -20,7 +20,6 @@ std::string Join(StringList list) {
 // ---------------------------------------------------------------------------
 // Small text helpers.
 
-
 // A TOML basic string literal for `s`: quotes, backslashes and control
 // characters escaped; other bytes (UTF-8) as they are.
 std::string TomlQuote(std::string_view s) {
@@ -28,21 +27,11 @@ std::string TomlQuote(std::string_view s) {
   for (const char c : s) {
     const auto u = static_cast<unsigned char>(c);
     switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
       default:
         if (u < 0x20 || u == 0x7f) {
           out += absl::StrFormat("\\u%04X", static_cast<unsigned>(u));
@@ -102,7 +91,6 @@ bool Contains(StringList list, std::string_view s) {
 // ---------------------------------------------------------------------------
 // Durations: "<digits>[.<digits>]<unit>", exact to the nanosecond.
 
-
 struct DurationUnit {
   std::string_view name;
   int64_t ns;
@@ -115,7 +103,6 @@ constexpr DurationUnit kDurationUnits[] = {{"ns", 1},
                                            {"h", 3600 * int64_t{1000000000}}};
 constexpr std::string_view kUnitHint =
     "write a number and a unit (ns, us, ms, s, m or h), e.g. \"250ms\"";
-
 
 // The exact nanoseconds of the decimal fraction 0.`frac` of `unit_ns`, or
 // nullopt if that is not a whole number.
@@ -278,10 +265,8 @@ size_t DotGuard::Step(std::string_view text, size_t i) {
   const char c = text[i];
   const bool escape = c == '\\' && i + 1 < text.size() && text[i + 1] != '\n';
   switch (state_) {
-    case State::kCode:
-      return StepCode(text, i);
-    case State::kComment:
-      return 1;
+    case State::kCode: return StepCode(text, i);
+    case State::kComment: return 1;
     case State::kBasic:
       if (c == '"') state_ = State::kCode;
       return escape ? 2 : 1;
@@ -348,26 +333,17 @@ std::optional<Problem> CheckInputBounds(std::string_view text, Pos* pos) {
 
 std::string_view TypeName(const toml::node& node) {
   switch (node.type()) {
-    case toml::node_type::table:
-      return "a table";
+    case toml::node_type::table: return "a table";
     case toml::node_type::array:
       return node.is_array_of_tables() ? "an array of tables" : "an array";
-    case toml::node_type::string:
-      return "a string";
-    case toml::node_type::integer:
-      return "an integer";
-    case toml::node_type::floating_point:
-      return "a float";
-    case toml::node_type::boolean:
-      return "a boolean";
-    case toml::node_type::date:
-      return "a date";
-    case toml::node_type::time:
-      return "a time";
-    case toml::node_type::date_time:
-      return "a date-time";
-    case toml::node_type::none:
-      return "nothing";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a float";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::date: return "a date";
+    case toml::node_type::time: return "a time";
+    case toml::node_type::date_time: return "a date-time";
+    case toml::node_type::none: return "nothing";
   }
   return "a value";
 }
@@ -565,7 +541,6 @@ void TableReader::Finish() {
                diag_->WouldReport(pos) ? UnknownKeyHint(key.str()) : std::string());
   }
 }
-
 
 // A hint for a toml++ syntax error, by the words of its description.
 std::string SyntaxHint(std::string_view description) {

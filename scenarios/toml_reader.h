@@ -25,7 +25,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "sim/core/assert.h"
+#include "base/assert.h"
 #include "sim/core/time.h"
 
 namespace scenarios::internal {
@@ -78,7 +78,9 @@ class Diagnostics {
   // is only worked out when it matters.
   bool WouldReport(Pos pos) const { return count_ == 0 || pos < first_pos_; }
   void Add(Pos pos, std::string message, std::string hint);
-  void Add(Pos pos, Problem problem) { Add(pos, std::move(problem.message), std::move(problem.hint)); }
+  void Add(Pos pos, Problem problem) {
+    Add(pos, std::move(problem.message), std::move(problem.hint));
+  }
   size_t count() const { return count_; }
   // REQUIRES: count() > 0.
   absl::Status ToStatus() const;
@@ -114,8 +116,7 @@ class TableReader {
   // (for the hint that a key belongs elsewhere).
   TableReader(const toml::table& table, std::string path, std::string_view section,
               Diagnostics* diag, std::span<const SectionKeys> sections)
-      : table_(table), path_(std::move(path)), section_(section), diag_(diag),
-        sections_(sections) {
+      : table_(table), path_(std::move(path)), section_(section), diag_(diag), sections_(sections) {
     PRODSIM_ASSERT(diag_ != nullptr);
   }
   // A reader of a sub-table, with this one's diagnostics and sections.

@@ -59,7 +59,7 @@ struct Explored {
   Scenario scenario;      // with --out: the scenario, for shrinking
   // A real trial: what the line says beside the verdict, and what is kept
   // beside the file (its report and history, with the client's lines).
-  std::string trial;      // "client=librdkafka 2.0.2 wall=3.10s cpu=0.20s load=1.10"
+  std::string trial;  // "client=librdkafka 2.0.2 wall=3.10s cpu=0.20s load=1.10"
   std::string report, history;
   double wall_s = 0, cpu_s = 0, load = -1;
   std::string client;
@@ -86,8 +86,8 @@ Explored Explore1(const Scenario& base, const World& world, const ExploreOptions
     run.load = r.load_before;
     run.client = out.record.client && !out.record.client->name.empty() ? out.record.client->name
                                                                        : world.Name();
-    run.trial = absl::StrFormat("client=%s wall=%.2fs cpu=%.2fs load=%.2f", run.client,
-                                run.wall_s, run.cpu_s, run.load);
+    run.trial = absl::StrFormat("client=%s wall=%.2fs cpu=%.2fs load=%.2f", run.client, run.wall_s,
+                                run.cpu_s, run.load);
   }
   if (out.verdict == Verdict::kPass) return run;
   run.failed = true;
@@ -141,8 +141,8 @@ int ShrinkNew(const World& world, const ExploreOptions& o, const std::string& pr
       continue;
     }
     // "unclassified#1a2b3c" gives new-unclassified-1a2b3c.toml.
-  std::string mechanism = sig.substr(0, sig.find('@'));
-  std::replace(mechanism.begin(), mechanism.end(), '#', '-');
+    std::string mechanism = sig.substr(0, sig.find('@'));
+    std::replace(mechanism.begin(), mechanism.end(), '#', '-');
     const std::string path = absl::StrCat(o.out, "/new-", mechanism, ".toml");
     Scenario shrunk = r.scenario;
     // The file's name, not its directory: the text is the same wherever --out is.
@@ -236,14 +236,14 @@ int Explore(const Scenario& base, const World& world, const ExploreOptions& o) {
             }
             if (world.real()) {
               const std::string stem = run.path.substr(0, run.path.size() - 5);
-              if (!Write(stem + ".txt", run.report) ||
-                  !Write(stem + "-history.txt", run.history)) {
+              if (!Write(stem + ".txt", run.report) || !Write(stem + "-history.txt", run.history)) {
                 write_error = kExitCantCreate;
                 return false;
               }
-              std::printf("  written to %s, its trial's report and history beside it (replay: "
-                          "prodsim real %s --client=%s --trials=10)\n",
-                          run.path.c_str(), run.path.c_str(), world.Name().c_str());
+              std::printf(
+                  "  written to %s, its trial's report and history beside it (replay: "
+                  "prodsim real %s --client=%s --trials=10)\n",
+                  run.path.c_str(), run.path.c_str(), world.Name().c_str());
             } else {
               std::printf("  written to %s (replay: prodsim run %s)\n", run.path.c_str(),
                           run.path.c_str());
@@ -269,13 +269,13 @@ int Explore(const Scenario& base, const World& world, const ExploreOptions& o) {
   if (world.real()) {
     double load = 0;
     for (double l : loads) load += l;
-    std::printf("  over the wire: %s, %lld trial(s) on %u at once, median trial %.2f s of wall "
-                "time, harness errors %lld; machine: %u cores, 1-minute load %.2f on average "
-                "before the trials; the client spent %.2f s of CPU per trial (median)\n",
-                client.empty() ? world.Name().c_str() : client.c_str(),
-                static_cast<long long>(runs), o.jobs, Median(walls),
-                static_cast<long long>(harness_errors), scenarios::MachineCores(),
-                loads.empty() ? -1.0 : load / static_cast<double>(loads.size()), Median(cpus));
+    std::printf(
+        "  over the wire: %s, %lld trial(s) on %u at once, median trial %.2f s of wall "
+        "time, harness errors %lld; machine: %u cores, 1-minute load %.2f on average "
+        "before the trials; the client spent %.2f s of CPU per trial (median)\n",
+        client.empty() ? world.Name().c_str() : client.c_str(), static_cast<long long>(runs),
+        o.jobs, Median(walls), static_cast<long long>(harness_errors), scenarios::MachineCores(),
+        loads.empty() ? -1.0 : load / static_cast<double>(loads.size()), Median(cpus));
   }
   if (!groups.empty()) {
     // By count, then name: the table a CI job reads.
@@ -291,7 +291,10 @@ int Explore(const Scenario& base, const World& world, const ExploreOptions& o) {
       std::printf("  %6lld %5.1f%% %-5s %s%s first seed %llu%s%s\n",
                   static_cast<long long>(g->count),
                   100.0 * static_cast<double>(g->count) / static_cast<double>(found),
-                  o.known.empty() ? "" : is_known ? "known" : "new", sig.c_str(),
+                  o.known.empty() ? ""
+                  : is_known      ? "known"
+                                  : "new",
+                  sig.c_str(),
                   elsewhere.empty() ? "" : absl::StrCat(" (known on ", elsewhere, " only)").c_str(),
                   static_cast<unsigned long long>(g->first_seed),
                   g->smallest_path.empty() ? "" : ", smallest ", g->smallest_path.c_str());
@@ -329,8 +332,7 @@ bool IsModelSignature(const std::string& signature) {
 }  // namespace
 
 void KnownSignatures::Add(const std::string& signature, const std::string& profile) {
-  by_signature_[signature].insert(IsModelSignature(signature) ? profile
-                                                              : std::string(kAnyWorld));
+  by_signature_[signature].insert(IsModelSignature(signature) ? profile : std::string(kAnyWorld));
 }
 
 bool KnownSignatures::Known(const std::string& signature, const std::string& profile) const {

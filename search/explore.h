@@ -50,7 +50,7 @@ class KnownSignatures {
 };
 
 struct ExploreOptions {
-  std::string out;  // "": write nothing
+  std::string out;    // "": write nothing
   int64_t runs = -1;  // or, with time > 0, until then
   sim::Duration time;
   uint64_t seed = 1, shard = 0, shards = 1;

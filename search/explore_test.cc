@@ -20,10 +20,10 @@ TEST(KnownSignatures, AModelSignatureIsKnownOnlyOnItsProfiles) {
   known.Add("close-during-retry@asyncProducer.retryBatch", "sarama-main");
   known.Add("close-during-retry@asyncProducer.retryBatch", "sarama-1.42.1");
   known.Add("panic@asyncProducer.shutdown", "sarama-main");
-  EXPECT_TRUE(known.Known("unsequenced-retry-flush@partitionProducer.flushRetryBuffers",
-                          "sarama-1.42.1"));
-  EXPECT_FALSE(known.Known("unsequenced-retry-flush@partitionProducer.flushRetryBuffers",
-                           "sarama-main"));
+  EXPECT_TRUE(
+      known.Known("unsequenced-retry-flush@partitionProducer.flushRetryBuffers", "sarama-1.42.1"));
+  EXPECT_FALSE(
+      known.Known("unsequenced-retry-flush@partitionProducer.flushRetryBuffers", "sarama-main"));
   EXPECT_EQ(known.ProfilesOf("unsequenced-retry-flush@partitionProducer.flushRetryBuffers"),
             "sarama-1.42.1");
   EXPECT_TRUE(known.Known("close-during-retry@asyncProducer.retryBatch", "sarama-main"));

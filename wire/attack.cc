@@ -17,7 +17,8 @@
 // request naming a 32,767-byte topic with 1,500 partitions; slow
 // connections (a byte at a time); many connections (600 held open); RSTs
 // mid-request and with answers unread; a pipelined flood whose answers are
-// never read (up to 1,000,000 requests). Misbehaving client processes are wire/misbehaving_clients_test.sh.
+// never read (up to 1,000,000 requests). Misbehaving client processes are
+// wire/misbehaving_clients_test.sh.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -129,7 +130,7 @@ void RandomBytes() {
 void BadSizes() {
   SendAndDrop(SizeOnly(-16) + "hello");
   SendAndDrop(SizeOnly(0));
-  SendAndDrop(SizeOnly(0x7fffffff) + "hello");        // past socket.request.max.bytes
+  SendAndDrop(SizeOnly(0x7fffffff) + "hello");  // past socket.request.max.bytes
   SendAndDrop(SizeOnly(200 << 20) + std::string(4096, 'x'));
   SendAndDrop(SizeOnly(64) + "short", Duration::Millis(100));  // promises more than comes
 }
@@ -149,12 +150,12 @@ void BadHeaders() {
     put16(client_id_len);
     return h;
   };
-  SendAndDrop(Frame(header(99, 0, 0)));       // no such API
-  SendAndDrop(Frame(header(0, 99, 0)));       // Produce v99
-  SendAndDrop(Frame(header(18, 2, 30000)));   // a client id longer than the frame
-  SendAndDrop(Frame(header(3, 9, -5)));       // a negative client id length
-  SendAndDrop(Frame(std::string(3, '\0')));   // shorter than any header
-  SendAndDrop(Frame(header(22, 1, 0)));       // InitProducerId v1, no body
+  SendAndDrop(Frame(header(99, 0, 0)));      // no such API
+  SendAndDrop(Frame(header(0, 99, 0)));      // Produce v99
+  SendAndDrop(Frame(header(18, 2, 30000)));  // a client id longer than the frame
+  SendAndDrop(Frame(header(3, 9, -5)));      // a negative client id length
+  SendAndDrop(Frame(std::string(3, '\0')));  // shorter than any header
+  SendAndDrop(Frame(header(22, 1, 0)));      // InitProducerId v1, no body
 }
 
 void BadBatches() {

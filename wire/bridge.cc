@@ -17,7 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 namespace wire {
 
@@ -48,10 +48,10 @@ struct Bridge::Conn {
   uint64_t retired = 0;  // requests popped from `in_flight`
   std::string out;       // bytes not yet written to the socket
   bool closed = false;
-  bool reading = true;   // EPOLLIN armed
+  bool reading = true;  // EPOLLIN armed
   bool want_write = false;
-  uint64_t active = 0;   // Bridge::activity_ at its last read
-  size_t held = 0;       // its bytes as last counted in Bridge::held_total_
+  uint64_t active = 0;  // Bridge::activity_ at its last read
+  size_t held = 0;      // its bytes as last counted in Bridge::held_total_
 };
 
 namespace {
@@ -155,7 +155,8 @@ void Bridge::Keep(Kept& kept, std::string text) {
 
 void Bridge::Note(std::string text) {
   if (say_) say_(text);
-  if (history_ != nullptr) history_->notes.push_back(kafka::NoteEvent{sched_.now(), std::move(text)});
+  if (history_ != nullptr)
+    history_->notes.push_back(kafka::NoteEvent{sched_.now(), std::move(text)});
 }
 
 void Bridge::Reached(Limit limit, std::string text) {
@@ -214,7 +215,8 @@ absl::Status Bridge::Listen() {
 
 std::string Bridge::bootstrap() const {
   std::vector<std::string> parts;
-  for (const auto& [id, addr] : context_.brokers) parts.push_back(absl::StrCat(addr.host, ":", addr.port));
+  for (const auto& [id, addr] : context_.brokers)
+    parts.push_back(absl::StrCat(addr.host, ":", addr.port));
   return absl::StrJoin(parts, ",");
 }
 
@@ -272,11 +274,11 @@ void Bridge::Admit(kafka::BrokerId broker, int fd) {
 void Bridge::PauseAccepting(int error) {
   accept_paused_ = true;
   for (const auto& [id, fd] : listeners_) loop_.Modify(fd, 0).IgnoreError();
-  Reached(Limit::kDescriptors,
-          absl::StrCat("accept failed (", std::strerror(error), ") with ", conns_.size(),
-                       " connections open: accepting pauses for ",
-                       limits_.accept_backoff.ToString(),
-                       "s at a time until it succeeds; the open connections are still served"));
+  Reached(
+      Limit::kDescriptors,
+      absl::StrCat("accept failed (", std::strerror(error), ") with ", conns_.size(),
+                   " connections open: accepting pauses for ", limits_.accept_backoff.ToString(),
+                   "s at a time until it succeeds; the open connections are still served"));
   sched_.Go("wire.accept-backoff", ResumeAcceptingLater(), {.daemon = true, .world = true});
 }
 
@@ -409,9 +411,9 @@ bool Bridge::HandleFrames(const ConnPtr& c) {
   while (CanDispatch(*c) && c->framer.Ready()) {
     absl::StatusOr<std::optional<std::string>> frame = c->framer.Next();
     if (!frame.ok()) {
-      Keep(problems_.malformed_frames, absl::StrCat(Now(), " broker-", c->broker.value,
-                                                    " connection ", c->id, ": ",
-                                                    frame.status().message()));
+      Keep(problems_.malformed_frames,
+           absl::StrCat(Now(), " broker-", c->broker.value, " connection ", c->id, ": ",
+                        frame.status().message()));
       Close(c, /*reset=*/false);
       return false;
     }
@@ -463,8 +465,7 @@ bool Bridge::Dispatch(const ConnPtr& c, const std::string& frame) {
   world_bytes_ += charge;
   const size_t bytes = RequestBytes(*req->message, frame.size());
   c->in_flight.push_back(Conn::InFlight{
-      NoResponse(*req->message) ? std::nullopt : std::optional<RequestHeader>(req->header),
-      bytes});
+      NoResponse(*req->message) ? std::nullopt : std::optional<RequestHeader>(req->header), bytes});
   c->in_flight_bytes += bytes;
   SendToBroker(c, std::move(req->message));
   return true;
@@ -576,8 +577,7 @@ bool Bridge::EnforceHeldBytes(const ConnPtr& c) {
     Reached(Limit::kHeldBytes,
             absl::StrCat("the connections held ", held_total_, " bytes, over the limit of ",
                          limits_.held_bytes_max, ": connection ", most->id, " to broker-",
-                         most->broker.value, ", holding the most (", most->held,
-                         "), closed"));
+                         most->broker.value, ", holding the most (", most->held, "), closed"));
     Close(most, /*reset=*/true);
   }
   return !c->closed;

@@ -184,7 +184,8 @@ TEST(BridgeBounds, PipelinedFloodIsAnsweredInOrderWithBoundedHolding) {
     }
     stalled = written < stream.size();
     for (const kafka::wire::RequestHeader& h : headers) {
-      if (written < stream.size()) written += c->WriteSome(std::string_view(stream).substr(written));
+      if (written < stream.size())
+        written += c->WriteSome(std::string_view(stream).substr(written));
       absl::StatusOr<std::string> frame = c->ReadFrame();
       ASSERT_TRUE(frame.ok()) << frame.status() << " after " << answered;
       ASSERT_TRUE(kafka::wire::DecodeResponse(h, *frame).ok()) << "answer " << answered;
@@ -249,9 +250,9 @@ TEST(BridgeBounds, ConnectionLimitClosesTheIdlest) {
   const std::string notes = w.Notes();
   EXPECT_NE(notes.find("the least recently active, closed to make room"), std::string::npos)
       << notes;
-  EXPECT_NE(absl::StrJoin(w.bridge.Summary(), "\n")
-                .find("connections closed at the connection limit: 2"),
-            std::string::npos);
+  EXPECT_NE(
+      absl::StrJoin(w.bridge.Summary(), "\n").find("connections closed at the connection limit: 2"),
+      std::string::npos);
 }
 
 // Goal: a connection sending a large frame slowly past the bytes limit is
@@ -281,9 +282,9 @@ TEST(BridgeBounds, RecordWithoutIdIsCountedNotAHarnessError) {
   w.Run([&] {
     absl::StatusOr<TestClient> c = TestClient::Connect(w.port());
     ASSERT_TRUE(c.ok()) << c.status();
-    ASSERT_TRUE(c->Write(kafka::wire::EncodeRequest(c->NextHeader(ApiKey::kProduce, 7),
-                                                    OneRecord("t", 0)))
-                    .ok());
+    ASSERT_TRUE(
+        c->Write(kafka::wire::EncodeRequest(c->NextHeader(ApiKey::kProduce, 7), OneRecord("t", 0)))
+            .ok());
     EXPECT_TRUE(c->ClosedByPeer(Duration::Seconds(2)));
     EXPECT_TRUE(RoundTrip(w.port()));
   });
@@ -310,8 +311,7 @@ TEST(BridgeBounds, WorldBytesLimitStopsTheRun) {
   EXPECT_GT(served, 5);
   EXPECT_LT(served, 100);
   ASSERT_FALSE(w.bridge.problems().harness_errors.empty());
-  EXPECT_NE(w.bridge.problems().harness_errors.first[0].find("world_bytes_max"),
-            std::string::npos);
+  EXPECT_NE(w.bridge.problems().harness_errors.first[0].find("world_bytes_max"), std::string::npos);
   EXPECT_NE(r.detail.find("world_bytes_max"), std::string::npos) << r.detail;
 }
 

@@ -28,7 +28,6 @@ bool SetNonBlocking(int fd) {
   return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
 }
 
-
 // --- The trial's keeper --------------------------------------------------------
 //
 // The process prodsim forks for a trial does not exec the client itself: it
@@ -64,8 +63,10 @@ int KillKeeperChildren(pid_t keeper) {
       pid_t pid = 0;
       bool digits = d->d_name[0] != '\0';
       for (const char* c = d->d_name; *c != '\0'; ++c) {
-        if (*c < '0' || *c > '9') digits = false;
-        else pid = pid * 10 + (*c - '0');
+        if (*c < '0' || *c > '9')
+          digits = false;
+        else
+          pid = pid * 10 + (*c - '0');
       }
       if (!digits || pid == keeper) continue;
       // /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces
@@ -442,7 +443,8 @@ void Child::OnStderr() {
     const ssize_t n = read(stderr_fd_, buf, sizeof buf);
     if (n > 0) {
       stderr_.append(buf, static_cast<size_t>(n));
-      if (stderr_.size() > 2 * kStderrKeptBytes) stderr_.erase(0, stderr_.size() - kStderrKeptBytes);
+      if (stderr_.size() > 2 * kStderrKeptBytes)
+        stderr_.erase(0, stderr_.size() - kStderrKeptBytes);
       continue;
     }
     if (n < 0 && errno == EAGAIN) return;

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "sim/core/assert.h"
+#include "base/assert.h"
 #include "wire/json_line.h"
 
 namespace wire {
@@ -107,11 +107,11 @@ void ClientLines::OnLine(sim::Time at, std::string line) {
       const uint64_t i = static_cast<uint64_t>(*id) - 1;
       const std::string& topic = job_topics_[i % job_topics_.size()];
       topics_[i + 1] = topic;
-      r_.produced.push_back(
-          {i + 1, topic,
-           workload_.keys > 0 ? absl::StrCat("key-", i % static_cast<uint64_t>(workload_.keys))
-                              : "",
-           at});
+      r_.produced.push_back({i + 1, topic,
+                             workload_.keys > 0
+                                 ? absl::StrCat("key-", i % static_cast<uint64_t>(workload_.keys))
+                                 : "",
+                             at});
     }
     sarama::ErrorEvent e;
     e.at = at;
@@ -150,8 +150,7 @@ void ClientLines::OnLine(sim::Time at, std::string line) {
     const std::optional<int64_t> alive = j->Int("alive");
     const std::optional<int64_t> waited = j->Int("waited_us");
     if (!alive || *alive < 0 || !waited || *waited < 0 || c_.goroutines_reported) {
-      return Garbage(at, line,
-                     "a goroutines line needs alive and waited_us (>= 0), once per run");
+      return Garbage(at, line, "a goroutines line needs alive and waited_us (>= 0), once per run");
     }
     c_.goroutines_reported = true;
     c_.goroutines_alive = *alive;

@@ -36,8 +36,7 @@ Fed Feed(const std::vector<std::string>& lines) {
 }
 
 std::string Start(const char* client) {
-  return std::string(R"({"event":"start","t_us":1,"client":")") + client +
-         R"(","version":"1"})";
+  return std::string(R"({"event":"start","t_us":1,"client":")") + client + R"(","version":"1"})";
 }
 
 std::string ErrorLine(const char* name, const char* status, bool fatal = false) {
@@ -95,9 +94,8 @@ TEST(ClientLines, PlainFailuresPromiseNothing) {
     EXPECT_TRUE(f.record.producer.errors[0].err.Is(sarama::ErrorKind::kClient));
     EXPECT_FALSE(f.record.producer.errors[0].not_persisted);
     // Written anyway: the client did not say otherwise.
-    f.record.kafka.final_logs[kafka::TopicPartition{"t", kafka::PartitionId(0)}] = {
-        kafka::LogEntry{kafka::Offset(0), kafka::ProducerId(1), kafka::Epoch(0),
-                        kafka::Sequence(0), {1}}};
+    f.record.kafka.final_logs[kafka::TopicPartition{"t", kafka::PartitionId(0)}] = {kafka::LogEntry{
+        kafka::Offset(0), kafka::ProducerId(1), kafka::Epoch(0), kafka::Sequence(0), {1}}};
     EXPECT_FALSE(checks::FindCheck("not-persisted-absent")->Evaluate(f.record).has_value());
   }
 }
@@ -108,9 +106,8 @@ TEST(ClientLines, LibrdkafkaNotPersistedIsAPromise) {
   ASSERT_EQ(f.record.producer.errors.size(), 1u);
   EXPECT_TRUE(f.record.producer.errors[0].not_persisted);
   EXPECT_FALSE(checks::FindCheck("not-persisted-absent")->Evaluate(f.record).has_value());
-  f.record.kafka.final_logs[kafka::TopicPartition{"t", kafka::PartitionId(0)}] = {
-      kafka::LogEntry{kafka::Offset(4), kafka::ProducerId(1), kafka::Epoch(0), kafka::Sequence(0),
-                      {1}}};
+  f.record.kafka.final_logs[kafka::TopicPartition{"t", kafka::PartitionId(0)}] = {kafka::LogEntry{
+      kafka::Offset(4), kafka::ProducerId(1), kafka::Epoch(0), kafka::Sequence(0), {1}}};
   const std::optional<checks::Violation> v =
       checks::FindCheck("not-persisted-absent")->Evaluate(f.record);
   ASSERT_TRUE(v.has_value());
@@ -119,9 +116,10 @@ TEST(ClientLines, LibrdkafkaNotPersistedIsAPromise) {
 
 // An error reported after the client's fatal error is of the fatal kind.
 TEST(ClientLines, AfterFatal) {
-  Fed f = Feed({Start("librdkafka"), kProduce,
-                R"({"event":"fatal","code":45,"name":"OUT_OF_ORDER_SEQUENCE_NUMBER","text":"t","t_us":5})",
-                ErrorLine("OUT_OF_ORDER_SEQUENCE_NUMBER", "not_persisted", /*fatal=*/true)});
+  Fed f = Feed(
+      {Start("librdkafka"), kProduce,
+       R"({"event":"fatal","code":45,"name":"OUT_OF_ORDER_SEQUENCE_NUMBER","text":"t","t_us":5})",
+       ErrorLine("OUT_OF_ORDER_SEQUENCE_NUMBER", "not_persisted", /*fatal=*/true)});
   ASSERT_EQ(f.record.producer.errors.size(), 1u);
   EXPECT_TRUE(f.record.producer.errors[0].err.Is(sarama::ErrorKind::kClientFatal));
   EXPECT_EQ(f.record.client->fatal_errors.size(), 1u);
@@ -143,8 +141,9 @@ TEST(ClientLines, AckWithoutOffset) {
 // An error the driver cannot name a message for (id 0) is an outcome for a
 // message the application never produced, not garbage.
 TEST(ClientLines, AnErrorForNoMessageOfTheJob) {
-  Fed f = Feed({Start("sarama"), kProduce,
-                R"({"event":"error","id":0,"partition":1,"code":-1,"name":"ErrShuttingDown","text":"x","status":"unknown","fatal":false,"t_us":9})"});
+  Fed f = Feed(
+      {Start("sarama"), kProduce,
+       R"({"event":"error","id":0,"partition":1,"code":-1,"name":"ErrShuttingDown","text":"x","status":"unknown","fatal":false,"t_us":9})"});
   EXPECT_EQ(f.record.client->garbage_lines, 0);
   ASSERT_EQ(f.record.producer.errors.size(), 1u);
   EXPECT_EQ(f.record.producer.errors[0].id, 0u);
@@ -158,7 +157,8 @@ TEST(ClientLines, AnErrorForNoMessageOfTheJob) {
 // A closed Sarama run and its goroutine report, each line as the driver
 // prints it (clients/sarama/goroutines.go).
 std::vector<std::string> ClosedSaramaRun(const std::vector<std::string>& report) {
-  std::vector<std::string> lines = {Start("sarama"), R"({"event":"closing","outstanding":0,"t_us":4})",
+  std::vector<std::string> lines = {Start("sarama"),
+                                    R"({"event":"closing","outstanding":0,"t_us":4})",
                                     R"({"event":"closed","outstanding":0,"flush":"ok","t_us":5})"};
   lines.insert(lines.end(), report.begin(), report.end());
   return lines;
@@ -204,11 +204,12 @@ TEST(ClientLines, SaramaLeakedGoroutine) {
 // What the runtime calls sleeping or runnable is on its way, as in the
 // model, and an empty report is a pass.
 TEST(ClientLines, SaramaGoroutinesOnTheirWay) {
-  for (const std::vector<std::string>& report : std::vector<std::vector<std::string>>{
-           {R"({"event":"goroutines","alive":0,"waited_us":12000,"t_us":9})"},
-           {R"({"event":"goroutine","function":"(*client).tryRefreshMetadata.func2","count":1,"state":"sleep","goroutine_id":7,"stack":"","t_us":9})",
-            R"({"event":"goroutine","function":"(*Broker).Open.func1","count":2,"state":"runnable","goroutine_id":8,"stack":"","t_us":9})",
-            R"({"event":"goroutines","alive":3,"waited_us":2000000,"t_us":10})"}}) {
+  for (
+      const std::vector<std::string>& report : std::vector<std::vector<std::string>>{
+          {R"({"event":"goroutines","alive":0,"waited_us":12000,"t_us":9})"},
+          {R"({"event":"goroutine","function":"(*client).tryRefreshMetadata.func2","count":1,"state":"sleep","goroutine_id":7,"stack":"","t_us":9})",
+           R"({"event":"goroutine","function":"(*Broker).Open.func1","count":2,"state":"runnable","goroutine_id":8,"stack":"","t_us":9})",
+           R"({"event":"goroutines","alive":3,"waited_us":2000000,"t_us":10})"}}) {
     Fed f = Feed(ClosedSaramaRun(report));
     EXPECT_EQ(f.record.client->garbage_lines, 0);
     f.record.check_leaked_goroutines = true;
@@ -218,14 +219,15 @@ TEST(ClientLines, SaramaGoroutinesOnTheirWay) {
 
 // A report that breaks the protocol is garbage, never a guess.
 TEST(ClientLines, GoroutineReportGarbage) {
-  for (const std::vector<std::string>& report : std::vector<std::vector<std::string>>{
-           {R"({"event":"goroutine","function":"","count":1,"state":"select","goroutine_id":1,"t_us":9})"},
-           {R"({"event":"goroutine","function":"f","count":0,"state":"select","goroutine_id":1,"t_us":9})"},
-           {R"({"event":"goroutine","function":"f","count":1,"goroutine_id":1,"t_us":9})"},
-           {R"({"event":"goroutines","alive":-1,"waited_us":0,"t_us":9})"},
-           {R"({"event":"goroutines","alive":0,"waited_us":0,"t_us":9})",
-            R"({"event":"goroutines","alive":0,"waited_us":0,"t_us":10})"},
-           {R"({"event":"goroutines","alive":0,"waited_us":0,"t_us":9})", kLeakedReceiver}}) {
+  for (
+      const std::vector<std::string>& report : std::vector<std::vector<std::string>>{
+          {R"({"event":"goroutine","function":"","count":1,"state":"select","goroutine_id":1,"t_us":9})"},
+          {R"({"event":"goroutine","function":"f","count":0,"state":"select","goroutine_id":1,"t_us":9})"},
+          {R"({"event":"goroutine","function":"f","count":1,"goroutine_id":1,"t_us":9})"},
+          {R"({"event":"goroutines","alive":-1,"waited_us":0,"t_us":9})"},
+          {R"({"event":"goroutines","alive":0,"waited_us":0,"t_us":9})",
+           R"({"event":"goroutines","alive":0,"waited_us":0,"t_us":10})"},
+          {R"({"event":"goroutines","alive":0,"waited_us":0,"t_us":9})", kLeakedReceiver}}) {
     Fed f = Feed(ClosedSaramaRun(report));
     EXPECT_EQ(f.record.client->garbage_lines, 1) << report.back();
   }

@@ -93,7 +93,9 @@ ClientConfig ScenarioNames(const ProducerSpec& p) {
 // clients/README.md has this table with the reasons.
 ClientConfig LibrdkafkaConfig(const ProducerSpec& p) {
   ClientConfig c;
-  auto set = [&](const char* prop, std::string value) { c.config.emplace_back(prop, std::move(value)); };
+  auto set = [&](const char* prop, std::string value) {
+    c.config.emplace_back(prop, std::move(value));
+  };
   if (p.idempotent) set("enable.idempotence", *p.idempotent ? "true" : "false");
   if (p.net_max_open_requests) {
     set("max.in.flight.requests.per.connection", absl::StrCat(*p.net_max_open_requests));
@@ -127,13 +129,13 @@ namespace {
 // checks read (when the scenario leaves the setting unset).
 struct KnownDriver {
   const char* name;
-  const char* family;        // whose [clients."NAME"] settings it takes
+  const char* family;  // whose [clients."NAME"] settings it takes
   const char* program;
-  const char* subdir;        // under clients/ (and the build tree's clients/)
-  const char* source_needs;  // not built: run from the source tree when this is there
-  const char* missing;       // how to get the program
-  const char* built_version; // the version the program runs without @VERSION
-  const char* module;        // kafkajs: the npm module the driver requires ("" if none)
+  const char* subdir;         // under clients/ (and the build tree's clients/)
+  const char* source_needs;   // not built: run from the source tree when this is there
+  const char* missing;        // how to get the program
+  const char* built_version;  // the version the program runs without @VERSION
+  const char* module;         // kafkajs: the npm module the driver requires ("" if none)
   ClientConfig (*config)(const ProducerSpec&);
   bool idempotent_default;
   int16_t acks_default;
@@ -172,8 +174,8 @@ constexpr KnownDriver kKnownDrivers[] = {
 bool IsVersionText(std::string_view v) {
   if (v.empty() || v.size() > 64) return false;
   return std::all_of(v.begin(), v.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           c == '.' || c == '-' || c == '_';
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
+           c == '-' || c == '_';
   });
 }
 
@@ -184,10 +186,10 @@ absl::Status UseVersion(const KnownDriver& k, const std::string& version, Driver
   if (family == "librdkafka") {
     const std::filesystem::path lib = dir / absl::StrCat("librdkafka-", version) / "lib";
     if (access((lib / "librdkafka.so.1").c_str(), R_OK) != 0) {
-      return absl::NotFoundError(absl::StrCat(
-          "librdkafka ", version, " is not built: no ", (lib / "librdkafka.so.1").string(),
-          " (clients/librdkafka/build-version.sh SOURCE ", (dir / "librdkafka-").string(),
-          version, ")"));
+      return absl::NotFoundError(absl::StrCat("librdkafka ", version, " is not built: no ",
+                                              (lib / "librdkafka.so.1").string(),
+                                              " (clients/librdkafka/build-version.sh SOURCE ",
+                                              (dir / "librdkafka-").string(), version, ")"));
     }
     d->env.emplace_back("LD_LIBRARY_PATH", lib.string());
     return absl::OkStatus();
@@ -200,16 +202,14 @@ absl::Status UseVersion(const KnownDriver& k, const std::string& version, Driver
     const std::filesystem::path prefix = dir / absl::StrCat(stem, "-", version);
     const std::filesystem::path module = prefix / "node_modules" / k.module;
     if (access((module / "package.json").c_str(), R_OK) != 0) {
-      return absl::NotFoundError(absl::StrCat(k.module, " ", version, " is not installed: no ",
-                                              (module / "package.json").string(),
-                                              " (npm install --prefix ", prefix.string(), " ",
-                                              k.module, "@", version, ")"));
+      return absl::NotFoundError(absl::StrCat(
+          k.module, " ", version, " is not installed: no ", (module / "package.json").string(),
+          " (npm install --prefix ", prefix.string(), " ", k.module, "@", version, ")"));
     }
     d->env.emplace_back("PRODSIM_KAFKAJS_MODULE", module.string());
     return absl::OkStatus();
   }
-  const std::filesystem::path program =
-      dir / absl::StrCat("sarama-", version) / "prodsim-sarama";
+  const std::filesystem::path program = dir / absl::StrCat("sarama-", version) / "prodsim-sarama";
   if (access(program.c_str(), X_OK) != 0) {
     return absl::NotFoundError(absl::StrCat("sarama ", version, " is not built: no ",
                                             program.string(), " (clients/sarama/build.sh ",
@@ -242,18 +242,19 @@ absl::StatusOr<Driver> FindDriver(std::string_view client) {
   Driver d;
   const size_t at = client.find('@');
   const std::string_view name = client.substr(0, at);
-  const std::string version = at == std::string_view::npos ? "" : std::string(client.substr(at + 1));
+  const std::string version =
+      at == std::string_view::npos ? "" : std::string(client.substr(at + 1));
   for (const KnownDriver& k : kKnownDrivers) {
     if (name != k.name) continue;
     if (at != std::string_view::npos && !IsVersionText(version)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--client=", absl::string_view(client.data(), client.size()), ": a version is letters, digits, '.', '-' and '_' (e.g. ", k.name,
-          "@2.15.1)"));
+          "--client=", absl::string_view(client.data(), client.size()),
+          ": a version is letters, digits, '.', '-' and '_' (e.g. ", k.name, "@2.15.1)"));
     }
     std::optional<std::string> program = FindProgram(k.program, k.subdir, k.source_needs);
     if (!program) {
-      return absl::NotFoundError(absl::StrCat("the ", k.name, " driver (", k.program,
-                                              ") was not found: ", k.missing));
+      return absl::NotFoundError(
+          absl::StrCat("the ", k.name, " driver (", k.program, ") was not found: ", k.missing));
     }
     d.name = std::string(client);
     d.family = k.family;
@@ -270,7 +271,8 @@ absl::StatusOr<Driver> FindDriver(std::string_view client) {
     d.sequence_error_is_violation = k.sequence_error_is_violation;
     return d;
   }
-  if (client.empty()) return absl::InvalidArgumentError("--client needs a driver name or a command");
+  if (client.empty())
+    return absl::InvalidArgumentError("--client needs a driver name or a command");
   d.name = std::string(client);
   for (absl::string_view part :
        absl::StrSplit(absl::string_view(client.data(), client.size()), ' ', absl::SkipEmpty())) {
@@ -293,7 +295,9 @@ Effective EffectiveSettings(const Driver& driver, const scenarios::Scenario& s) 
     if (k == (rdk ? "enable.idempotence" : "idempotent")) {
       e.idempotent = v == "true";
     } else if (rdk && (k == "acks" || k == "request.required.acks")) {
-      e.acks = v == "all" ? int16_t{-1} : absl::SimpleAtoi(v, &n) ? static_cast<int16_t>(n) : e.acks;
+      e.acks = v == "all"                ? int16_t{-1}
+               : absl::SimpleAtoi(v, &n) ? static_cast<int16_t>(n)
+                                         : e.acks;
     } else if (!rdk && k == "acks" && absl::SimpleAtoi(v, &n)) {
       e.acks = static_cast<int16_t>(n);
     } else if ((rdk && (k == "max.in.flight.requests.per.connection" || k == "max.in.flight")) ||
@@ -306,8 +310,8 @@ Effective EffectiveSettings(const Driver& driver, const scenarios::Scenario& s) 
   return e;
 }
 
-ConfigList WithClientSettings(const Driver& driver, const scenarios::Scenario& s,
-                              ConfigList mapped, std::vector<std::string>* not_taken) {
+ConfigList WithClientSettings(const Driver& driver, const scenarios::Scenario& s, ConfigList mapped,
+                              std::vector<std::string>* not_taken) {
   for (const scenarios::ClientSpec& c : s.clients) {
     if (c.name != driver.family) {
       not_taken->push_back(absl::StrCat("[clients.", c.name, "]"));
@@ -324,15 +328,15 @@ std::string JobLine(const scenarios::WorkloadSpec& w, const std::vector<std::str
   std::vector<std::string> quoted_topics;
   for (const std::string& t : topics) quoted_topics.push_back(JsonQuote(t));
   std::vector<std::string> pairs;
-  for (const auto& [k, v] : config) pairs.push_back(absl::StrCat("[", JsonQuote(k), ",", JsonQuote(v), "]"));
-  return absl::StrCat("{\"bootstrap\":", JsonQuote(bootstrap), ",\"topics\":[",
-                      absl::StrJoin(quoted_topics, ","), "],\"messages\":", w.messages,
-                      ",\"keys\":", w.keys, ",\"burst\":", w.burst,
-                      ",\"interval_us\":", w.interval.nanos() / 1000,
-                      ",\"value_bytes\":", w.value_bytes, ",\"close_at_us\":",
-                      w.close_at ? w.close_at->nanos() / 1000 : -1,
-                      ",\"flush_timeout_ms\":", flush_timeout.millis(), ",\"config\":[",
-                      absl::StrJoin(pairs, ","), "]}");
+  for (const auto& [k, v] : config)
+    pairs.push_back(absl::StrCat("[", JsonQuote(k), ",", JsonQuote(v), "]"));
+  return absl::StrCat(
+      "{\"bootstrap\":", JsonQuote(bootstrap), ",\"topics\":[", absl::StrJoin(quoted_topics, ","),
+      "],\"messages\":", w.messages, ",\"keys\":", w.keys, ",\"burst\":", w.burst,
+      ",\"interval_us\":", w.interval.nanos() / 1000, ",\"value_bytes\":", w.value_bytes,
+      ",\"close_at_us\":", w.close_at ? w.close_at->nanos() / 1000 : -1,
+      ",\"flush_timeout_ms\":", flush_timeout.millis(), ",\"config\":[", absl::StrJoin(pairs, ","),
+      "]}");
 }
 
 }  // namespace wire

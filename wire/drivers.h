@@ -56,9 +56,9 @@ struct Driver {
 // ("librdkafka@2.15.1", "kafkajs@2.2.4", "sarama@main-bd98b3ae"), or a
 // command (a path; split on spaces). A version other than the one built in
 // is looked up in the versions directory (VersionsDir()): librdkafka-V/lib
-// (clients/librdkafka/build-version.sh), kafkajs-V/node_modules/kafkajs (kafkajs_fixes-V for kafkajs-fixes),
-// sarama-V/prodsim-sarama (clients/sarama/build.sh). An error: a known
-// driver whose program or version was not built, saying how to build it.
+// (clients/librdkafka/build-version.sh), kafkajs-V/node_modules/kafkajs (kafkajs_fixes-V for
+// kafkajs-fixes), sarama-V/prodsim-sarama (clients/sarama/build.sh). An error: a known driver whose
+// program or version was not built, saying how to build it.
 absl::StatusOr<Driver> FindDriver(std::string_view client);
 std::vector<std::string> DriverNames();
 // $PRODSIM_VERSIONS_DIR, else $XDG_CACHE_HOME/prodsim/versions, else
@@ -79,8 +79,8 @@ Effective EffectiveSettings(const Driver& driver, const scenarios::Scenario& s);
 
 // The config pairs of the scenario's [clients."family"] for `driver`, after
 // `mapped`; and the families it sets that this driver does not take.
-ConfigList WithClientSettings(const Driver& driver, const scenarios::Scenario& s,
-                              ConfigList mapped, std::vector<std::string>* not_taken);
+ConfigList WithClientSettings(const Driver& driver, const scenarios::Scenario& s, ConfigList mapped,
+                              std::vector<std::string>* not_taken);
 
 // The job line (one JSON object, no newline) for a run of `workload` over
 // `topics` against `bootstrap`. `flush_timeout` bounds the client's flush

@@ -31,8 +31,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -208,8 +208,8 @@ void Acked(uint64_t id, int64_t offset) {
 }
 void Failed(uint64_t id, const char* name, const char* status, int partition = 0) {
   Emit(absl::StrCat("\"event\":\"error\",\"id\":", id, ",\"partition\":", partition,
-                    ",\"code\":-1,\"name\":\"",
-                    name, "\",\"text\":\"fake\",\"status\":\"", status, "\",\"fatal\":false"));
+                    ",\"code\":-1,\"name\":\"", name, "\",\"text\":\"fake\",\"status\":\"", status,
+                    "\",\"fatal\":false"));
 }
 
 }  // namespace
@@ -261,9 +261,10 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::seconds(600));
   } else if (job.mode == "assertion") {
     Produced(1, job.topic);
-    Emit("\"event\":\"error\",\"id\":1,\"partition\":0,\"code\":-1,\"name\":"
-         "\"ErrProduceSetAssertion\",\"text\":\"assertion failed: message out of sequence added "
-         "to a batch\",\"status\":\"unknown\",\"fatal\":false");
+    Emit(
+        "\"event\":\"error\",\"id\":1,\"partition\":0,\"code\":-1,\"name\":"
+        "\"ErrProduceSetAssertion\",\"text\":\"assertion failed: message out of sequence added "
+        "to a batch\",\"status\":\"unknown\",\"fatal\":false");
   } else if (job.mode == "goroutine-leak") {
     Produced(1, job.topic);
     Produced(2, job.topic);
@@ -284,9 +285,10 @@ int main(int argc, char** argv) {
   Emit("\"event\":\"closed\",\"outstanding\":0,\"flush\":\"ok\"");
   if (job.mode == "goroutine-leak") {
     // As clients/sarama/goroutines.go prints it after its wait.
-    Emit("\"event\":\"goroutine\",\"function\":\"(*Broker).responseReceiver\",\"count\":1,"
-         "\"state\":\"chan receive\",\"goroutine_id\":43,\"stack\":\"goroutine 43 [chan "
-         "receive]:\\ngithub.com/IBM/sarama.(*Broker).responseReceiver(0xc00003d400)\"");
+    Emit(
+        "\"event\":\"goroutine\",\"function\":\"(*Broker).responseReceiver\",\"count\":1,"
+        "\"state\":\"chan receive\",\"goroutine_id\":43,\"stack\":\"goroutine 43 [chan "
+        "receive]:\\ngithub.com/IBM/sarama.(*Broker).responseReceiver(0xc00003d400)\"");
     Emit("\"event\":\"goroutines\",\"alive\":1,\"waited_us\":2000000");
   }
   return 0;

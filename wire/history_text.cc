@@ -45,11 +45,11 @@ std::string HistoryText(const checks::RunRecord& rec) {
     lines.emplace_back(f.at, absl::StrCat(f.healed ? "heal " : "fault ", f.description));
   }
   for (const kafka::AppendEvent& a : h.appends) {
-    lines.emplace_back(a.at, absl::StrCat("broker-", a.broker.value, a.leader ? " append " : " copy ",
-                                          a.tp.ToString(), " offset=", a.base_offset.value,
-                                          " pid=", a.producer_id.value, " epoch=", a.epoch.value,
-                                          " seq=", a.first_seq.value, "..", a.last_seq.value,
-                                          " ids=", Ids(a.record_ids)));
+    lines.emplace_back(
+        a.at, absl::StrCat("broker-", a.broker.value, a.leader ? " append " : " copy ",
+                           a.tp.ToString(), " offset=", a.base_offset.value,
+                           " pid=", a.producer_id.value, " epoch=", a.epoch.value, " seq=",
+                           a.first_seq.value, "..", a.last_seq.value, " ids=", Ids(a.record_ids)));
   }
   for (const kafka::TruncateEvent& t : h.truncations) {
     lines.emplace_back(t.at, absl::StrCat("broker-", t.broker.value, " truncate ", t.tp.ToString(),
@@ -58,9 +58,9 @@ std::string HistoryText(const checks::RunRecord& rec) {
   for (const kafka::ResponseEvent& r : h.responses) lines.emplace_back(r.at, ResponseText(r));
   for (const kafka::NoteEvent& n : h.notes) lines.emplace_back(n.at, absl::StrCat("note ", n.text));
   for (const kafka::ConnectionEvent& c : h.connections) {
-    lines.emplace_back(c.at, absl::StrCat("broker-", c.broker.value, " connection #", c.connection,
-                                          c.opened ? " opened by the client"
-                                                   : absl::StrCat(" ", c.why)));
+    lines.emplace_back(c.at,
+                       absl::StrCat("broker-", c.broker.value, " connection #", c.connection,
+                                    c.opened ? " opened by the client" : absl::StrCat(" ", c.why)));
   }
   if (rec.client.has_value()) {
     for (const auto& [at, line] : rec.client->events) {

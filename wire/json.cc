@@ -8,8 +8,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "sim/core/assert.h"
-#include "sim/core/status_macros.h"
+#include "base/assert.h"
+#include "base/status_macros.h"
 
 namespace wire::json {
 namespace {
@@ -176,34 +176,16 @@ class Reader {
     if (AtEnd()) return Error("unexpected end of text in an escape");
     const char e = text_[pos_++];
     switch (e) {
-      case '"':
-        out->push_back('"');
-        return absl::OkStatus();
-      case '\\':
-        out->push_back('\\');
-        return absl::OkStatus();
-      case '/':
-        out->push_back('/');
-        return absl::OkStatus();
-      case 'b':
-        out->push_back('\b');
-        return absl::OkStatus();
-      case 'f':
-        out->push_back('\f');
-        return absl::OkStatus();
-      case 'n':
-        out->push_back('\n');
-        return absl::OkStatus();
-      case 'r':
-        out->push_back('\r');
-        return absl::OkStatus();
-      case 't':
-        out->push_back('\t');
-        return absl::OkStatus();
-      case 'u':
-        break;
-      default:
-        return Error("unknown escape");
+      case '"': out->push_back('"'); return absl::OkStatus();
+      case '\\': out->push_back('\\'); return absl::OkStatus();
+      case '/': out->push_back('/'); return absl::OkStatus();
+      case 'b': out->push_back('\b'); return absl::OkStatus();
+      case 'f': out->push_back('\f'); return absl::OkStatus();
+      case 'n': out->push_back('\n'); return absl::OkStatus();
+      case 'r': out->push_back('\r'); return absl::OkStatus();
+      case 't': out->push_back('\t'); return absl::OkStatus();
+      case 'u': break;
+      default: return Error("unknown escape");
     }
     ASSIGN_OR_RETURN(uint32_t code, ReadCodePoint());
     AppendUtf8(out, code);
@@ -255,18 +237,12 @@ class Reader {
 
 std::string_view KindName(Value::Kind kind) {
   switch (kind) {
-    case Value::Kind::kNull:
-      return "null";
-    case Value::Kind::kBool:
-      return "a boolean";
-    case Value::Kind::kInt:
-      return "an integer";
-    case Value::Kind::kString:
-      return "a string";
-    case Value::Kind::kArray:
-      return "an array";
-    case Value::Kind::kObject:
-      return "an object";
+    case Value::Kind::kNull: return "null";
+    case Value::Kind::kBool: return "a boolean";
+    case Value::Kind::kInt: return "an integer";
+    case Value::Kind::kString: return "a string";
+    case Value::Kind::kArray: return "an array";
+    case Value::Kind::kObject: return "an object";
   }
   PRODSIM_ASSERT_MSG(false, "unknown JSON kind");
 }
@@ -285,27 +261,13 @@ void AppendQuoted(std::string* out, std::string_view text) {
   for (const char c : text) {
     const auto u = static_cast<unsigned char>(c);
     switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      case '\b':
-        out->append("\\b");
-        break;
-      case '\f':
-        out->append("\\f");
-        break;
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      case '\b': out->append("\\b"); break;
+      case '\f': out->append("\\f"); break;
       default:
         if (u < 0x20) {
           out->append("\\u00");

@@ -23,9 +23,9 @@ absl::StatusOr<JsonLine> JsonLine::Parse(std::string_view line) {
       case json::Value::Kind::kString: value = item.string; break;
       case json::Value::Kind::kArray:
       case json::Value::Kind::kObject:
-        return absl::InvalidArgumentError(absl::StrCat(
-            "\"", json::Av(v->keys[i]), "\" is ", json::Av(json::KindName(item.kind)),
-            "; an event line holds only strings, integers, booleans and null"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("\"", json::Av(v->keys[i]), "\" is ", json::Av(json::KindName(item.kind)),
+                         "; an event line holds only strings, integers, booleans and null"));
     }
     out.fields_.emplace(v->keys[i], std::move(value));
   }

@@ -149,8 +149,7 @@ bool TestClient::ClosedByPeer(sim::Duration wait) {
   }
 }
 
-kafka::ProduceRequest OneRecord(const std::string& topic, uint64_t id, int16_t acks,
-                                int8_t codec) {
+kafka::ProduceRequest OneRecord(const std::string& topic, uint64_t id, int16_t acks, int8_t codec) {
   kafka::ProduceRequest req;
   req.api = kafka::ApiKey::kProduce;
   req.acks = acks;

@@ -21,9 +21,9 @@
 #include "sim/net/network.h"
 #include "wire/bridge.h"
 #include "wire/child.h"
+#include "wire/client_lines.h"
 #include "wire/drivers.h"
 #include "wire/event_loop.h"
-#include "wire/client_lines.h"
 #include "wire/json_line.h"
 
 namespace wire {
@@ -262,9 +262,9 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
       s.workload.close_at ? *s.workload.close_at
                           : Duration::Nanos(s.workload.interval.nanos() *
                                             (s.workload.messages / std::max(1, s.workload.burst)));
-  const Duration flush_timeout = std::max(
-      Duration::Seconds(1),
-      (o.time_limit - Time()) - workload_span - Duration::Seconds(1) - kGoroutineReportWait);
+  const Duration flush_timeout =
+      std::max(Duration::Seconds(1), (o.time_limit - Time()) - workload_span -
+                                         Duration::Seconds(1) - kGoroutineReportWait);
   const std::vector<std::string> topics = TopicsOf(s);
   ClientLines lines(record, s.workload, topics);
   Child::Spec spec;
@@ -272,10 +272,9 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   spec.env = driver->env;
   spec.stdin_text =
       JobLine(s.workload, topics, w->bridge.bootstrap(), flush_timeout, config.config) + "\n";
-  absl::StatusOr<std::unique_ptr<Child>> child =
-      Child::Start(w->loop, spec, [&lines, &loop = w->loop](std::string line) {
-        lines.OnLine(loop.Now(), std::move(line));
-      });
+  absl::StatusOr<std::unique_ptr<Child>> child = Child::Start(
+      w->loop, spec,
+      [&lines, &loop = w->loop](std::string line) { lines.OnLine(loop.Now(), std::move(line)); });
   if (!child.ok()) {
     HarnessError(out, std::string(child.status().message()));
     return result;

@@ -43,11 +43,11 @@ struct RealOptions {
 };
 
 struct RealOutput {
-  scenarios::RunOutput run;  // verdict, checks, record (record.client set)
-  std::string client;        // the driver's name and version
+  scenarios::RunOutput run;                   // verdict, checks, record (record.client set)
+  std::string client;                         // the driver's name and version
   std::vector<std::string> ignored_settings;  // scenario settings with no client equivalent
-  sim::Duration wall;        // how long the trial took
-  uint64_t connections = 0;  // TCP connections the client made
+  sim::Duration wall;                         // how long the trial took
+  uint64_t connections = 0;                   // TCP connections the client made
   // The machine's state, for reading a real result: the 1-minute load
   // average when the trial started (-1 if unknown) and the CPU time the
   // client's process spent (user + system).

@@ -47,9 +47,9 @@ TEST(JsonLine, ReadsAFlatObject) {
 }
 
 TEST(JsonLine, RefusesWhatIsNotTheProtocol) {
-  for (const char* bad : {"", "hello", "{", R"({"a":1,})", R"({"a":1.5})", R"({"a":[1]})",
-                          R"({"a":{"b":1}})", R"({"a":1}x)", R"({"a":1,"a":2})",
-                          "{\"a\":\"\x01\"}", R"({"a":99999999999999999999})"}) {
+  for (const char* bad :
+       {"", "hello", "{", R"({"a":1,})", R"({"a":1.5})", R"({"a":[1]})", R"({"a":{"b":1}})",
+        R"({"a":1}x)", R"({"a":1,"a":2})", "{\"a\":\"\x01\"}", R"({"a":99999999999999999999})"}) {
     EXPECT_FALSE(JsonLine::Parse(bad).ok()) << bad;
   }
 }
@@ -72,11 +72,11 @@ TEST(Drivers, LibrdkafkaNamesEachMappedSetting) {
   p.net_read_timeout = sim::Duration::Seconds(1);
   p.return_successes = true;
   const ClientConfig c = LibrdkafkaConfig(p);
-  EXPECT_THAT(c.config, ElementsAre(Pair("enable.idempotence", "true"),
-                                    Pair("max.in.flight.requests.per.connection", "5"),
-                                    Pair("acks", "all"), Pair("retry.backoff.ms", "250"),
-                                    Pair("linger.ms", "0"), Pair("batch.num.messages", "1"),
-                                    Pair("socket.timeout.ms", "1000")));
+  EXPECT_THAT(c.config,
+              ElementsAre(Pair("enable.idempotence", "true"),
+                          Pair("max.in.flight.requests.per.connection", "5"), Pair("acks", "all"),
+                          Pair("retry.backoff.ms", "250"), Pair("linger.ms", "0"),
+                          Pair("batch.num.messages", "1"), Pair("socket.timeout.ms", "1000")));
   EXPECT_THAT(c.ignored, ElementsAre("return_successes"));
 }
 
@@ -84,12 +84,11 @@ TEST(Drivers, JobLineIsOneObjectTheDriversRead) {
   scenarios::WorkloadSpec w;
   w.messages = 3;
   w.close_at = sim::Duration::Millis(1500);
-  const std::string line = JobLine(w, {"t"}, "127.0.0.1:1", sim::Duration::Seconds(2),
-                                   {{"acks", "all"}});
-  EXPECT_EQ(line,
-            R"({"bootstrap":"127.0.0.1:1","topics":["t"],"messages":3,"keys":10,"burst":1,)"
-            R"("interval_us":1000,"value_bytes":100,"close_at_us":1500000,)"
-            R"("flush_timeout_ms":2000,"config":[["acks","all"]]})");
+  const std::string line =
+      JobLine(w, {"t"}, "127.0.0.1:1", sim::Duration::Seconds(2), {{"acks", "all"}});
+  EXPECT_EQ(line, R"({"bootstrap":"127.0.0.1:1","topics":["t"],"messages":3,"keys":10,"burst":1,)"
+                  R"("interval_us":1000,"value_bytes":100,"close_at_us":1500000,)"
+                  R"("flush_timeout_ms":2000,"config":[["acks","all"]]})");
 }
 
 // The checks read what the client runs with: a [clients."NAME"] setting of
@@ -101,7 +100,8 @@ TEST(Drivers, EffectiveSettingsFollowTheClientsOwnTable) {
   s.producer.idempotent = false;
   s.producer.net_max_open_requests = 1;
   EXPECT_EQ(EffectiveSettings(*d, s).max_in_flight, 1);
-  s.clients.push_back({"librdkafka", {{"acks", "1"}, {"max.in.flight.requests.per.connection", "2"}}});
+  s.clients.push_back(
+      {"librdkafka", {{"acks", "1"}, {"max.in.flight.requests.per.connection", "2"}}});
   Effective e = EffectiveSettings(*d, s);
   EXPECT_EQ(e.max_in_flight, 2);
   EXPECT_EQ(e.acks, 1);
@@ -140,11 +140,12 @@ TEST(Child, DeliversLinesAndTheExitCode) {
   signal(SIGPIPE, SIG_IGN);
   EventLoop loop;
   std::vector<std::string> lines;
-  absl::StatusOr<std::unique_ptr<Child>> c = Child::Start(
-      loop,
-      {{"/bin/sh", "-c", "read x; echo got $x $V; echo second; echo err >&2; exit 3"}, "job\n",
-       {{"V", "from-env"}}},
-      [&](std::string l) { lines.push_back(std::move(l)); });
+  absl::StatusOr<std::unique_ptr<Child>> c =
+      Child::Start(loop,
+                   {{"/bin/sh", "-c", "read x; echo got $x $V; echo second; echo err >&2; exit 3"},
+                    "job\n",
+                    {{"V", "from-env"}}},
+                   [&](std::string l) { lines.push_back(std::move(l)); });
   ASSERT_TRUE(c.ok()) << c.status();
   RunUntil(loop, [&] { return (*c)->Poll() && (*c)->stdout_closed(); });
   EXPECT_THAT(lines, ElementsAre("got job from-env", "second"));
@@ -219,9 +220,9 @@ TEST(Child, NothingTheClientStartsOutlivesIt) {
   EventLoop loop;
   std::vector<std::string> lines;
   const std::vector<std::string> grandchild = {"sleep", "32.25"};
-  absl::StatusOr<std::unique_ptr<Child>> c = Child::Start(
-      loop, {{"/bin/sh", "-c", "setsid sleep 32.25 & echo started; exit 0"}, "", {}},
-      [&](std::string l) { lines.push_back(std::move(l)); });
+  absl::StatusOr<std::unique_ptr<Child>> c =
+      Child::Start(loop, {{"/bin/sh", "-c", "setsid sleep 32.25 & echo started; exit 0"}, "", {}},
+                   [&](std::string l) { lines.push_back(std::move(l)); });
   ASSERT_TRUE(c.ok()) << c.status();
   RunUntil(loop, [&] { return (*c)->stdout_closed() && (*c)->Poll(); });
   EXPECT_EQ((*c)->exit_code(), 0);

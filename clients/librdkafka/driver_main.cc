@@ -39,9 +39,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/assert.h"
 #include "clients/librdkafka/job.h"
 #include "wire/json.h"
-#include "sim/core/assert.h"
 
 namespace clients {
 namespace {
@@ -123,12 +123,9 @@ void PrintJobError(std::string_view text) {
 
 std::string_view StatusName(rd_kafka_msg_status_t status) {
   switch (status) {
-    case RD_KAFKA_MSG_STATUS_NOT_PERSISTED:
-      return "not_persisted";
-    case RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED:
-      return "possibly_persisted";
-    case RD_KAFKA_MSG_STATUS_PERSISTED:
-      return "persisted";
+    case RD_KAFKA_MSG_STATUS_NOT_PERSISTED: return "not_persisted";
+    case RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED: return "possibly_persisted";
+    case RD_KAFKA_MSG_STATUS_PERSISTED: return "persisted";
   }
   return "unknown";  // a status newer than 2.0.2's three
 }

@@ -8,9 +8,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/assert.h"
+#include "base/status_macros.h"
 #include "wire/json.h"
-#include "sim/core/assert.h"
-#include "sim/core/status_macros.h"
 
 namespace clients {
 namespace {

@@ -4,10 +4,10 @@
 #include <string>
 #include <string_view>
 
-#include "wire/json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
+#include "wire/json.h"
 
 namespace clients {
 namespace {

@@ -121,8 +121,7 @@ void Release(void* p) {
   if (p == nullptr) return;
   char* raw = static_cast<char*>(p) - kHeader;
   const uint32_t cls = reinterpret_cast<Header*>(raw)->cls;
-  if (cls == kBig || lists.dead ||
-      size_t{lists.count[cls]} * BlockBytes(cls) >= kMaxCachedBytes) {
+  if (cls == kBig || lists.dead || size_t{lists.count[cls]} * BlockBytes(cls) >= kMaxCachedBytes) {
     std::free(raw);
     return;
   }

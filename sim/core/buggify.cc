@@ -1,6 +1,6 @@
 #include "sim/core/buggify.h"
 
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 namespace sim {
 

@@ -62,8 +62,7 @@ ChanBase::ChanBase(Scheduler& s, std::string name, size_t capacity)
       capacity_(capacity),
       trace_id_(s.RegisterObject("chan", name_)) {}
 
-SelectAwaiter::SelectAwaiter(Scheduler& s, const SelectCase* cases, int n,
-                             bool has_default)
+SelectAwaiter::SelectAwaiter(Scheduler& s, const SelectCase* cases, int n, bool has_default)
     : sched_(&s), has_default_(has_default) {
   PRODSIM_ASSERT(n >= 0);
   PRODSIM_ASSERT(n <= kMaxCases);
@@ -89,12 +88,11 @@ internal::OpResult SelectAwaiter::TryNow() {
   }
   // Go picks uniformly among ready cases (selectgo's random poll order).
   const int pick =
-      n_ready == 1 ? 0 : static_cast<int>(sched_->program_prng().Below(
-                             static_cast<uint64_t>(n_ready)));
+      n_ready == 1 ? 0
+                   : static_cast<int>(sched_->program_prng().Below(static_cast<uint64_t>(n_ready)));
   chosen_ = ready[static_cast<size_t>(pick)];
   sched_->trace().Emit(sched_->now(), EventKind::kSelect, sched_->current_id(),
-                       static_cast<uint64_t>(chosen_),
-                       static_cast<uint64_t>(n_ready));
+                       static_cast<uint64_t>(chosen_), static_cast<uint64_t>(n_ready));
   SelectCase& c = cases_.c[chosen_];
   if (c.send) return c.chan->SendFrom(c.elem, c.where);
   c.chan->RecvInto(c.elem);
@@ -144,8 +142,7 @@ std::string SelectAwaiter::Describe() const {
   for (int i = 0; i < n_; ++i) {
     const SelectCase& c = cases_.c[i];
     if (c.chan == nullptr) continue;
-    parts.push_back(absl::StrCat(c.send ? "send '" : "receive '",
-                                 c.chan->name(), "'"));
+    parts.push_back(absl::StrCat(c.send ? "send '" : "receive '", c.chan->name(), "'"));
   }
   if (parts.empty()) return "select (no cases)";
   return absl::StrCat("select [", absl::StrJoin(parts, ", "), "]");

@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "sim/core/assert.h"
+#include "base/assert.h"
 #include "sim/core/scheduler.h"
 
 namespace sim {
@@ -82,9 +82,9 @@ enum class OpResult : uint8_t { kDone, kWouldBlock, kPanic };
 
 // A buffered channel's FIFO (Go's hchan buf): a ring over a power-of-two
 // array that is allocated on the first send and grows, doubling, to the
-// first power of two that holds the channel's capacity. A std::deque allocated its map and a 512-byte block
-// as it was constructed, and the model makes channels by the thousand (a
-// time.After, a response promise, a notifier wait each make one or two).
+// first power of two that holds the channel's capacity. A std::deque allocated its map and a
+// 512-byte block as it was constructed, and the model makes channels by the thousand (a time.After,
+// a response promise, a notifier wait each make one or two).
 template <typename T>
 class Ring {
  public:
@@ -138,9 +138,7 @@ class ChanBase {
 
   void EnqueueSender(internal::Waiter* w) { sendq_.PushBack(w); }
   void EnqueueReceiver(internal::Waiter* w) { recvq_.PushBack(w); }
-  void Dequeue(internal::Waiter* w, bool send) {
-    (send ? sendq_ : recvq_).Remove(w);
-  }
+  void Dequeue(internal::Waiter* w, bool send) { (send ? sendq_ : recvq_).Remove(w); }
 
  protected:
   ~ChanBase() = default;
@@ -185,14 +183,14 @@ class Chan final : public ChanBase {
   bool TryRecv(std::optional<T>* out);
 
   // --- ChanBase, for select.
-  bool SendReady() override { return closed_ || recvq_.HasServable() || buffer_.size() < capacity_; }
+  bool SendReady() override {
+    return closed_ || recvq_.HasServable() || buffer_.size() < capacity_;
+  }
   bool RecvReady() override { return !buffer_.empty() || sendq_.HasServable() || closed_; }
   internal::OpResult SendFrom(void* elem, CodeLocation where) override {
     return DoSend(static_cast<T*>(elem), where);
   }
-  void RecvInto(void* out) override {
-    DoRecv(static_cast<std::optional<T>*>(out));
-  }
+  void RecvInto(void* out) override { DoRecv(static_cast<std::optional<T>*>(out)); }
 
  private:
   // REQUIRES for DoSend: SendReady(). For DoRecv: RecvReady().
@@ -347,8 +345,7 @@ class OpAwaiter : public PendingOp, public Blocker {
 template <typename T>
 class Chan<T>::SendAwaiter final : public OpAwaiter<SendAwaiter> {
  public:
-  SendAwaiter(Chan* ch, T v, CodeLocation where)
-      : ch_(ch), value_(std::move(v)), where_(where) {}
+  SendAwaiter(Chan* ch, T v, CodeLocation where) : ch_(ch), value_(std::move(v)), where_(where) {}
   Scheduler& sched() { return ch_->sched(); }
   internal::OpResult TryNow() {
     if (!ch_->SendReady()) return internal::OpResult::kWouldBlock;
@@ -363,9 +360,7 @@ class Chan<T>::SendAwaiter final : public OpAwaiter<SendAwaiter> {
     sched().Block(h, this);
   }
   void await_resume() { PRODSIM_ASSERT(waiter_.g == nullptr || waiter_.success); }
-  std::string Describe() const override {
-    return absl::StrCat("chan send on '", ch_->name(), "'");
-  }
+  std::string Describe() const override { return absl::StrCat("chan send on '", ch_->name(), "'"); }
 
  private:
   Chan* ch_;

@@ -5,12 +5,11 @@
 // scheduler (the other policies, timers, the run loop) is in scheduler.cc;
 // scheduler.h describes the whole. go_policy_test.cc tests these rules.
 
-#include "sim/core/scheduler.h"
-
 #include <algorithm>
 #include <utility>
 
-#include "sim/core/assert.h"
+#include "base/assert.h"
+#include "sim/core/scheduler.h"
 
 namespace sim {
 
@@ -227,10 +226,8 @@ bool Scheduler::SyncPointGo() {
   if (!world) pending_cpu_ = pending_cpu_ + options_.cpu.sync_op;
   ChargeCpu(p);
   ++p.slice_ops;
-  const uint32_t slice =
-      current_->spinner ? options_.spinner_slice_ops : options_.time_slice_ops;
-  const bool slice_over =
-      p.slice_ops > slice || p.busy_until - p.slice_start >= kGoTimeSlice;
+  const uint32_t slice = current_->spinner ? options_.spinner_slice_ops : options_.time_slice_ops;
+  const bool slice_over = p.slice_ops > slice || p.busy_until - p.slice_start >= kGoTimeSlice;
   bool others = !global_.empty();
   for (size_t i = 0; i < ps_.size() && !others; ++i) {
     const GoP& q = ps_[i];

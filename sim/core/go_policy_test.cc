@@ -34,8 +34,10 @@ Task<void> RecvThenNote(Chan<int>* ch, Log* log, std::string name) {
   log->push_back(name);
 }
 
-Task<void> Park(Chan<int>* never) { std::optional<int> v = co_await never->Recv();
-  (void)v; }
+Task<void> Park(Chan<int>* never) {
+  std::optional<int> v = co_await never->Recv();
+  (void)v;
+}
 
 // ready(gp, next=true): a goroutine made ready by a channel operation runs
 // next on the waker's P, before a goroutine that was queued earlier.
@@ -136,7 +138,7 @@ Task<void> PingPong(Chan<int>* in, Chan<int>* out, bool send_first, bool* stop, 
   while (!*stop) {
     if (send_first) co_await out->Send(1);
     std::optional<int> v = co_await in->Recv();
-  (void)v;
+    (void)v;
     if (!send_first) co_await out->Send(1);
     ++*rounds;
   }

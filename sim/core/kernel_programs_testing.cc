@@ -20,9 +20,7 @@ Task<void> RunOps(Scheduler* s, Chans* chans, const std::vector<ProgOp>* ops) {
     switch (op.kind) {
       case ProgOp::kSend: co_await c->Send(op.arg); break;
       case ProgOp::kRecv: v = co_await c->Recv(); break;
-      case ProgOp::kSelect:
-        co_await Select(*s, RecvCase(c, &v), SendCase(c2, &x));
-        break;
+      case ProgOp::kSelect: co_await Select(*s, RecvCase(c, &v), SendCase(c2, &x)); break;
       case ProgOp::kSelectDefault:
         co_await SelectOrDefault(*s, RecvCase(c, &v), RecvCase(c2, &v));
         break;
@@ -79,8 +77,7 @@ std::string DescribeProgram(const Program& p) {
   for (size_t t = 0; t < p.tasks.size(); ++t) {
     absl::StrAppend(&out, "task t", t, ":");
     for (const ProgOp& op : p.tasks[t]) {
-      absl::StrAppend(&out, " ", kNames[op.kind], "(c", op.chan, ",c", op.chan2,
-                      ",", op.arg, ")");
+      absl::StrAppend(&out, " ", kNames[op.kind], "(c", op.chan, ",c", op.chan2, ",", op.arg, ")");
     }
     out += "\n";
   }
@@ -91,8 +88,8 @@ RunResult RunProgram(const Program& p, const SchedulerOptions& options) {
   Scheduler s(options);
   Chans chans;
   for (size_t c = 0; c < p.capacities.size(); ++c) {
-    chans.push_back(std::make_unique<Chan<int>>(
-        s, absl::StrCat("c", c), static_cast<size_t>(p.capacities[c])));
+    chans.push_back(
+        std::make_unique<Chan<int>>(s, absl::StrCat("c", c), static_cast<size_t>(p.capacities[c])));
   }
   for (size_t t = 0; t < p.tasks.size(); ++t) {
     s.Go(absl::StrCat("t", t), RunOps(&s, &chans, &p.tasks[t]));

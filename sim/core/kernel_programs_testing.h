@@ -36,8 +36,8 @@ RunResult RunProgram(const Program& p, const SchedulerOptions& options);
 // (a synchronization point that never blocks), then write counter + 1.
 // Returns true if an update was lost (the counter ends at 1, not 2). With
 // `trace` non-null, records the trace and renders it there.
-bool CheckThenActLosesUpdate(const SchedulerOptions& options,
-                             std::string* trace = nullptr, uint64_t* digest = nullptr);
+bool CheckThenActLosesUpdate(const SchedulerOptions& options, std::string* trace = nullptr,
+                             uint64_t* digest = nullptr);
 
 }  // namespace sim::testing
 

@@ -1,6 +1,6 @@
 #include "sim/core/prng.h"
 
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 namespace sim {
 namespace {
@@ -72,9 +72,7 @@ int64_t Prng::UniformInt(int64_t lo, int64_t hi) {
   return static_cast<int64_t>(static_cast<uint64_t>(lo) + Below(span + 1));
 }
 
-double Prng::UniformDouble() {
-  return static_cast<double>(Next() >> 11) * 0x1.0p-53;
-}
+double Prng::UniformDouble() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
 
 bool Prng::Bernoulli(double p) {
   if (p <= 0.0) return false;

@@ -57,8 +57,7 @@ TEST(PrngTest, BernoulliAndChanceHaveTheirRates) {
 // The in-house log agrees with libm to near machine precision.
 TEST(PrngTest, DeterministicLogMatchesLibm) {
   for (double x : {1e-12, 0.001, 0.3, 0.5, 1.0, 1.5, 2.0, 10.0, 12345.678}) {
-    EXPECT_NEAR(DeterministicLog(x), std::log(x), 1e-12 * std::fabs(std::log(x)) + 1e-15)
-        << x;
+    EXPECT_NEAR(DeterministicLog(x), std::log(x), 1e-12 * std::fabs(std::log(x)) + 1e-15) << x;
   }
 }
 

@@ -5,7 +5,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 namespace sim {
 
@@ -24,8 +24,8 @@ absl::StatusOr<Policy> ParsePolicy(std::string_view name) {
   if (name == "random") return Policy::kRandom;
   if (name == "pct") return Policy::kPct;
   if (name == "go") return Policy::kGo;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown schedule policy '", std::string(name), "' (expected fifo, random, pct or go)"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown schedule policy '", std::string(name),
+                                                 "' (expected fifo, random, pct or go)"));
 }
 
 std::string_view OutcomeName(Outcome o) {
@@ -140,8 +140,7 @@ uint32_t Scheduler::RegisterObject(std::string_view kind, std::string_view name)
   const uint32_t id = next_object_id_++;
   if (trace_.recording()) {
     PRODSIM_ASSERT(object_names_.size() == id);
-    object_names_.push_back(
-        absl::StrCat(std::string(kind), " '", std::string(name), "'"));
+    object_names_.push_back(absl::StrCat(std::string(kind), " '", std::string(name), "'"));
   }
   return id;
 }
@@ -161,10 +160,9 @@ void Scheduler::Panic(std::string message, CodeLocation where) {
   // synchronization point may panic again before it stops: keep the first.
   if (crashed_) return;
   crashed_ = true;
-  end_detail_ = current_ != nullptr
-                    ? absl::StrCat("panic in goroutine ", current_->id, " '",
-                                   current_->name, "': ", message)
-                    : absl::StrCat("panic: ", message);
+  end_detail_ = current_ != nullptr ? absl::StrCat("panic in goroutine ", current_->id, " '",
+                                                   current_->name, "': ", message)
+                                    : absl::StrCat("panic: ", message);
   PanicReport report;
   report.goroutine = current_ != nullptr ? current_->id : 0;
   report.goroutine_name = current_ != nullptr ? current_->name : std::string();
@@ -191,8 +189,7 @@ bool Scheduler::SyncPointSlow() {
   // spinning on non-blocking operations cannot hang the run.
   if (steps_ > options_.step_limit) return true;
   if (options_.policy != Policy::kFifo) ++slice_ops_;
-  const uint32_t slice =
-      current_->spinner ? options_.spinner_slice_ops : options_.time_slice_ops;
+  const uint32_t slice = current_->spinner ? options_.spinner_slice_ops : options_.time_slice_ops;
   if (slice_ops_ > slice && runq_.empty() && !timers_.empty()) {
     park_spinner_ = true;  // nobody else can run: let time pass instead
     return true;
@@ -206,14 +203,10 @@ bool Scheduler::SyncPointSlow() {
     return true;
   }
   switch (options_.policy) {
-    case Policy::kFifo:
-      return false;
-    case Policy::kRandom:
-      return !runq_.empty() && RandomSwitch();
-    case Policy::kPct:
-      return PctSwitch();
-    case Policy::kGo:
-      break;  // SyncPointGo
+    case Policy::kFifo: return false;
+    case Policy::kRandom: return !runq_.empty() && RandomSwitch();
+    case Policy::kPct: return PctSwitch();
+    case Policy::kGo: break;  // SyncPointGo
   }
   return false;
 }
@@ -385,8 +378,7 @@ RunResult Scheduler::Run() {
     }
     if (steps_ >= options_.step_limit) {
       result.outcome = Outcome::kStepLimit;
-      end_detail_ = absl::StrCat("step limit of ", options_.step_limit,
-                                 " reached");
+      end_detail_ = absl::StrCat("step limit of ", options_.step_limit, " reached");
       break;
     }
     if (Outside* outside = options_.outside; outside != nullptr) {
@@ -422,8 +414,8 @@ RunResult Scheduler::Run() {
       if (next > options_.time_limit) {
         now_ = options_.time_limit;
         result.outcome = Outcome::kTimeLimit;
-        end_detail_ = absl::StrCat("simulated time limit of ",
-                                   options_.time_limit.ToString(), "s reached");
+        end_detail_ =
+            absl::StrCat("simulated time limit of ", options_.time_limit.ToString(), "s reached");
         break;
       }
       if (!timers_.empty() && timers_.front().at <= busy) {
@@ -593,10 +585,8 @@ std::vector<LiveGoroutine> Scheduler::LiveGoroutines() const {
 std::string Scheduler::DeadlockReport() const {
   std::string out = "all goroutines are asleep - deadlock!";
   for (const auto& [id, g] : tasks_) {
-    absl::StrAppend(&out, "\n  goroutine ", id, " '", g->name, "'",
-                    g->daemon ? " (daemon)" : "", ": ",
-                    g->blocker != nullptr ? g->blocker->Describe()
-                                          : std::string("blocked"));
+    absl::StrAppend(&out, "\n  goroutine ", id, " '", g->name, "'", g->daemon ? " (daemon)" : "",
+                    ": ", g->blocker != nullptr ? g->blocker->Describe() : std::string("blocked"));
   }
   return out;
 }
@@ -615,8 +605,7 @@ std::string Scheduler::RenderTrace() const {
         absl::StrAppend(&out, " ", TaskName(static_cast<uint32_t>(e.a)));
         break;
       case EventKind::kSchedule:
-        absl::StrAppend(&out, " ", TaskName(static_cast<uint32_t>(e.a)),
-                        " of ", e.b, " runnable");
+        absl::StrAppend(&out, " ", TaskName(static_cast<uint32_t>(e.a)), " of ", e.b, " runnable");
         break;
       case EventKind::kSend:
       case EventKind::kClose:
@@ -627,18 +616,13 @@ std::string Scheduler::RenderTrace() const {
                         e.b != 0 ? "" : " (closed)");
         break;
       case EventKind::kSelect:
-        absl::StrAppend(&out, " case ", static_cast<int64_t>(e.a), " of ",
-                        e.b, " ready");
+        absl::StrAppend(&out, " case ", static_cast<int64_t>(e.a), " of ", e.b, " ready");
         break;
       case EventKind::kSleep:
-        absl::StrAppend(&out, " ",
-                        Duration::Nanos(static_cast<int64_t>(e.a)).ToString());
+        absl::StrAppend(&out, " ", Duration::Nanos(static_cast<int64_t>(e.a)).ToString());
         break;
-      case EventKind::kNote:
-        absl::StrAppend(&out, " ", e.text);
-        break;
-      default:
-        break;
+      case EventKind::kNote: absl::StrAppend(&out, " ", e.text); break;
+      default: break;
     }
     out.push_back('\n');
   }

@@ -79,8 +79,9 @@ struct CpuCosts {
   Duration response;      // a response read and decoded
   Duration start;         // the program's start (exec, runtime init), before its first action
   bool zero() const {
-    return sync_op.nanos() == 0 && wake.nanos() == 0 && message.nanos() == 0 && request.nanos() == 0 &&
-           request_byte.nanos() == 0 && response.nanos() == 0 && start.nanos() == 0;
+    return sync_op.nanos() == 0 && wake.nanos() == 0 && message.nanos() == 0 &&
+           request.nanos() == 0 && request_byte.nanos() == 0 && response.nanos() == 0 &&
+           start.nanos() == 0;
   }
 };
 
@@ -132,12 +133,12 @@ struct SchedulerOptions {
 };
 
 enum class Outcome {
-  kAllDone,      // every non-daemon task returned
-  kStopped,      // Scheduler::Stop() was called (a harness decided)
-  kDeadlock,     // all tasks asleep, nothing pending: Go's fatal error
-  kStepLimit,    // step budget spent
-  kTimeLimit,    // simulated-time limit reached
-  kProgramCrash, // the modelled program crashed (Go panic)
+  kAllDone,       // every non-daemon task returned
+  kStopped,       // Scheduler::Stop() was called (a harness decided)
+  kDeadlock,      // all tasks asleep, nothing pending: Go's fatal error
+  kStepLimit,     // step budget spent
+  kTimeLimit,     // simulated-time limit reached
+  kProgramCrash,  // the modelled program crashed (Go panic)
 };
 std::string_view OutcomeName(Outcome o);
 
@@ -170,15 +171,15 @@ struct LiveGoroutine {
   uint32_t id = 0;
   std::string name;
   bool daemon = false;
-  bool world = false;      // the cluster's, a fault's: not the program's
-  bool sleeping = false;   // in a Sleep: it wakes by itself
-  bool runnable = false;   // ready to run, or running
-  std::string waits_on;    // the blocker's description ("chan receive on 'x'")
+  bool world = false;     // the cluster's, a fault's: not the program's
+  bool sleeping = false;  // in a Sleep: it wakes by itself
+  bool runnable = false;  // ready to run, or running
+  std::string waits_on;   // the blocker's description ("chan receive on 'x'")
 };
 
 struct RunResult {
   Outcome outcome = Outcome::kAllDone;
-  std::string detail;  // deadlock report, panic message, stop reason
+  std::string detail;                // deadlock report, panic message, stop reason
   std::optional<PanicReport> panic;  // kProgramCrash: what crashed, and where
   Time end_time;
   uint64_t steps = 0;
@@ -218,9 +219,9 @@ struct Goroutine {
   PendingOp* pending_op = nullptr;
   const Blocker* blocker = nullptr;
   uint64_t priority = 0;  // PCT only
-  bool spinner = false;    // parked as a spinner since it last blocked
-  uint32_t p = 0;          // go: the P it last ran on
-  bool world = false;      // SpawnOptions::world
+  bool spinner = false;   // parked as a spinner since it last blocked
+  uint32_t p = 0;         // go: the P it last ran on
+  bool world = false;     // SpawnOptions::world
   // Set when the task was woken only to panic (a sender on a channel that
   // got closed): the scheduler panics in its name instead of resuming it.
   std::string panic_on_run;
@@ -331,9 +332,7 @@ class Scheduler {
   // the harness learns that a fault lasted longer than planned.
   void set_time_limit(Time t) { options_.time_limit = t; }
 
-  TimerId After(Duration d, absl::AnyInvocable<void()> fn) {
-    return At(now_ + d, std::move(fn));
-  }
+  TimerId After(Duration d, absl::AnyInvocable<void()> fn) { return At(now_ + d, std::move(fn)); }
   // Returns true if the timer was pending.
   bool Cancel(TimerId id);
 
@@ -511,7 +510,7 @@ class Scheduler {
   Trace trace_;
   Time now_;
   uint64_t steps_ = 0;
-  uint32_t slice_ops_ = 0;  // sync points since the current task was picked
+  uint32_t slice_ops_ = 0;     // sync points since the current task was picked
   bool park_spinner_ = false;  // the next yield parks for spin_quantum
   uint32_t next_id_ = 1;
   uint32_t next_object_id_ = 1;
@@ -541,13 +540,13 @@ class Scheduler {
   bool go_ = false;
   std::vector<GoP> ps_;  // the program's Ps, then the world's (its local queue)
   size_t nps_ = 0;       // GOMAXPROCS: ps_[nps_] is the world's
-  RunQueue global_;     // sched.runq
-  size_t cur_p_ = 0;    // the P of current_
-  int next_p_ = -1;     // the P chosen at the last sync point, if another
+  RunQueue global_;      // sched.runq
+  size_t cur_p_ = 0;     // the P of current_
+  int next_p_ = -1;      // the P chosen at the last sync point, if another
   GoSwitch go_switch_ = GoSwitch::kKeep;
   Duration pending_cpu_;
-  Time program_last_run_;  // when a program goroutine last ran
-  uint32_t netpoll_held_ = 0;  // timers in the heap that NetpollHolds holds
+  Time program_last_run_;            // when a program goroutine last ran
+  uint32_t netpoll_held_ = 0;        // timers in the heap that NetpollHolds holds
   std::vector<size_t> steal_order_;  // scratch for FindRunnable
 };
 

@@ -1,11 +1,11 @@
 #include "sim/core/scheduler.h"
 
-#include "gtest/gtest.h"
-#include "sim/core/chan.h"
-
 #include <memory>
 #include <optional>
 #include <vector>
+
+#include "gtest/gtest.h"
+#include "sim/core/chan.h"
 
 namespace sim {
 namespace {
@@ -152,8 +152,7 @@ TEST(SchedulerTest, DaemonsDoNotKeepTheRunAlive) {
 
 Task<void> Callbacker(Scheduler* s, std::vector<int>* log) {
   s->After(Duration::Millis(5), [log] { log->push_back(5); });
-  const Scheduler::TimerId cancelled =
-      s->After(Duration::Millis(6), [log] { log->push_back(6); });
+  const Scheduler::TimerId cancelled = s->After(Duration::Millis(6), [log] { log->push_back(6); });
   s->After(Duration::Millis(7), [log] { log->push_back(7); });
   EXPECT_TRUE(s->Cancel(cancelled));
   co_await s->Sleep(Duration::Millis(10));

@@ -78,9 +78,7 @@ class Cond::ParkAwaiter final : public Blocker {
     s.Block(h, this);
   }
   void await_resume() const {}
-  std::string Describe() const override {
-    return absl::StrCat("Cond.Wait on '", c_->name_, "'");
-  }
+  std::string Describe() const override { return absl::StrCat("Cond.Wait on '", c_->name_, "'"); }
 
  private:
   Cond* c_;

@@ -62,8 +62,7 @@ class WaitGroup::WaitAwaiter final : public OpAwaiter<WaitAwaiter> {
   explicit WaitAwaiter(WaitGroup* wg) : wg_(wg) {}
   Scheduler& sched() { return *wg_->sched_; }
   internal::OpResult TryNow() {
-    return wg_->count_ == 0 ? internal::OpResult::kDone
-                            : internal::OpResult::kWouldBlock;
+    return wg_->count_ == 0 ? internal::OpResult::kDone : internal::OpResult::kWouldBlock;
   }
   void Park(std::coroutine_handle<> h) {
     wg_->waiters_.Push(sched().current());
@@ -113,9 +112,7 @@ class Mutex::LockAwaiter final : public OpAwaiter<LockAwaiter> {
   }
   // Ownership was handed over by Unlock when we were woken.
   void await_resume() { PRODSIM_ASSERT(mu_->locked_); }
-  std::string Describe() const override {
-    return absl::StrCat("Mutex.Lock on '", mu_->name_, "'");
-  }
+  std::string Describe() const override { return absl::StrCat("Mutex.Lock on '", mu_->name_, "'"); }
 
  private:
   Mutex* mu_;

@@ -775,8 +775,8 @@ TEST(SyncTest, DifferentSeedsUsuallyGiveDifferentDigests) {
 namespace sim {
 namespace {
 
-Task<void> Reader(Scheduler* s, RWMutex* mu, int* inside, int* max_inside, std::vector<std::string>* log,
-                  std::string name) {
+Task<void> Reader(Scheduler* s, RWMutex* mu, int* inside, int* max_inside,
+                  std::vector<std::string>* log, std::string name) {
   co_await mu->RLock();
   ++*inside;
   *max_inside = std::max(*max_inside, *inside);
@@ -808,10 +808,11 @@ TEST(RWMutexTest, ReadersShareAndWaitingWriterBlocksNewReaders) {
   s.Go("r1", Reader(&s, &mu, &inside, &max_inside, &log, "r1"));
   s.Go("r2", Reader(&s, &mu, &inside, &max_inside, &log, "r2"));
   s.Go("w", Writer(&s, &mu, &inside, &log, Duration::Millis(1)));
-  s.Go("r3", [](Scheduler* sp, RWMutex* m, int* in, int* mx, std::vector<std::string>* l) -> Task<void> {
-    co_await sp->Sleep(Duration::Millis(2));
-    co_await Reader(sp, m, in, mx, l, "r3");
-  }(&s, &mu, &inside, &max_inside, &log));
+  s.Go("r3",
+       [](Scheduler* sp, RWMutex* m, int* in, int* mx, std::vector<std::string>* l) -> Task<void> {
+         co_await sp->Sleep(Duration::Millis(2));
+         co_await Reader(sp, m, in, mx, l, "r3");
+       }(&s, &mu, &inside, &max_inside, &log));
   EXPECT_EQ(s.Run().outcome, Outcome::kAllDone);
   EXPECT_EQ(max_inside, 2);
   EXPECT_EQ(log, (std::vector<std::string>{"r1+", "r2+", "r1-", "r2-", "W+", "W-", "r3+", "r3-"}));

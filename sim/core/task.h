@@ -25,7 +25,7 @@
 #include <optional>
 #include <utility>
 
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 namespace sim {
 

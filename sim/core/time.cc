@@ -9,8 +9,7 @@ std::string Duration::ToString() const {
     int64_t ns;
     const char* name;
   };
-  static constexpr Unit kUnits[] = {
-      {1000000000, "s"}, {1000000, "ms"}, {1000, "us"}, {1, "ns"}};
+  static constexpr Unit kUnits[] = {{1000000000, "s"}, {1000000, "ms"}, {1000, "us"}, {1, "ns"}};
   if (ns_ == 0) return "0s";
   for (const Unit& u : kUnits) {
     if (ns_ % u.ns == 0) return absl::StrFormat("%d%s", ns_ / u.ns, u.name);

@@ -18,9 +18,7 @@ class Duration {
   static constexpr Duration Nanos(int64_t n) { return Duration(n); }
   static constexpr Duration Micros(int64_t n) { return Duration(n * 1000); }
   static constexpr Duration Millis(int64_t n) { return Duration(n * 1000000); }
-  static constexpr Duration Seconds(int64_t n) {
-    return Duration(n * 1000000000);
-  }
+  static constexpr Duration Seconds(int64_t n) { return Duration(n * 1000000000); }
   static constexpr Duration Max() { return Duration(INT64_MAX); }
 
   constexpr int64_t nanos() const { return ns_; }
@@ -56,9 +54,7 @@ class Time {
     // Saturate: a timer "never" must not wrap to the past.
     return d.nanos() > INT64_MAX - ns_ ? Max() : Time(ns_ + d.nanos());
   }
-  constexpr Duration operator-(Time o) const {
-    return Duration::Nanos(ns_ - o.ns_);
-  }
+  constexpr Duration operator-(Time o) const { return Duration::Nanos(ns_ - o.ns_); }
 
   // Seconds with nine decimals: "12.000250000".
   std::string ToString() const;

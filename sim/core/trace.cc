@@ -38,8 +38,8 @@ uint64_t Trace::digest() const {
   return h;
 }
 
-void Trace::Store(Time at, EventKind kind, uint32_t task, uint64_t a,
-                  uint64_t b, std::string text) {
+void Trace::Store(Time at, EventKind kind, uint32_t task, uint64_t a, uint64_t b,
+                  std::string text) {
   if (events_.size() >= max_events_) {
     truncated_ = true;
     return;

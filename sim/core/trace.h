@@ -19,22 +19,22 @@
 namespace sim {
 
 enum class EventKind : uint8_t {
-  kSpawn,      // a: new task id
-  kExit,       // a: task id
-  kRun,        // the scheduler resumed the task
-  kSchedule,   // a: chosen task, b: how many were runnable (a choice)
-  kPreempt,    // the task was switched out at a synchronization point
-  kBlock,      // the task blocked
-  kWake,       // a: task woken
-  kSend,       // a: channel id
-  kRecv,       // a: channel id, b: 1 if ok (not closed)
-  kClose,      // a: channel id
-  kSelect,     // a: chosen case (or -1 for default), b: ready cases
-  kSleep,      // a: duration ns
-  kTimer,      // a: timer id (fired)
-  kTimeAdvance,// a: new time ns
-  kPanic,      // a crash of the modelled program
-  kNote,       // a, b: caller-defined; text from the layer above
+  kSpawn,        // a: new task id
+  kExit,         // a: task id
+  kRun,          // the scheduler resumed the task
+  kSchedule,     // a: chosen task, b: how many were runnable (a choice)
+  kPreempt,      // the task was switched out at a synchronization point
+  kBlock,        // the task blocked
+  kWake,         // a: task woken
+  kSend,         // a: channel id
+  kRecv,         // a: channel id, b: 1 if ok (not closed)
+  kClose,        // a: channel id
+  kSelect,       // a: chosen case (or -1 for default), b: ready cases
+  kSleep,        // a: duration ns
+  kTimer,        // a: timer id (fired)
+  kTimeAdvance,  // a: new time ns
+  kPanic,        // a crash of the modelled program
+  kNote,         // a, b: caller-defined; text from the layer above
 };
 
 std::string_view EventKindName(EventKind k);
@@ -60,7 +60,8 @@ class Trace {
 
   void Emit(Time at, EventKind kind, uint32_t task, uint64_t a, uint64_t b) {
     Mix(Word(kind, task, a, b));
-    if (recording_) [[unlikely]] Store(at, kind, task, a, b, {});
+    if (recording_) [[unlikely]]
+      Store(at, kind, task, a, b, {});
   }
 
   // An event with a text built only when recording. The text does not enter
@@ -85,8 +86,8 @@ class Trace {
   // One word per event. The words of different events differ in their
   // fields; b is spread by an odd multiplier so that it does not alias a.
   static uint64_t Word(EventKind kind, uint32_t task, uint64_t a, uint64_t b) {
-    return (static_cast<uint64_t>(kind) | (uint64_t{task} << 8)) ^
-           (a << 32 | a >> 32) ^ (b * 0xc2b2ae3d27d4eb4fULL);
+    return (static_cast<uint64_t>(kind) | (uint64_t{task} << 8)) ^ (a << 32 | a >> 32) ^
+           (b * 0xc2b2ae3d27d4eb4fULL);
   }
   // A polynomial hash: multiplying by an odd constant is a bijection mod
   // 2^64, so changing any one word always changes the digest. Its latency
@@ -95,8 +96,7 @@ class Trace {
     ++count_;
     digest_ = (digest_ + w) * 0x9e3779b97f4a7c15ULL;
   }
-  void Store(Time at, EventKind kind, uint32_t task, uint64_t a, uint64_t b,
-             std::string text);
+  void Store(Time at, EventKind kind, uint32_t task, uint64_t a, uint64_t b, std::string text);
 
   uint64_t digest_ = 0xcbf29ce484222325ULL;
   uint64_t count_ = 0;

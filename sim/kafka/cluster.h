@@ -217,8 +217,7 @@ class Broker {
 class Cluster {
  public:
   // Creates the brokers as network nodes and starts their tasks (daemons).
-  Cluster(sim::Scheduler& sched, net::Network& network, ClusterConfig config,
-          History* history);
+  Cluster(sim::Scheduler& sched, net::Network& network, ClusterConfig config, History* history);
   ~Cluster();
 
   // Perturbation points (kBuggifySites); null, the default, is off. The

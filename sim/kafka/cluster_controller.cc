@@ -2,12 +2,11 @@
 // election, crashes and restarts, and the fault hooks fault_models/ drives.
 // (cluster.h describes the model.)
 
-#include "sim/kafka/cluster.h"
-
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "sim/core/assert.h"
+#include "base/assert.h"
+#include "sim/kafka/cluster.h"
 #include "sim/kafka/cluster_internal.h"
 
 namespace kafka {
@@ -43,8 +42,7 @@ void Cluster::ApplyView(Broker* b, const std::shared_ptr<const MetadataView>& vi
     Replica* r = b->MutableReplica(tp);
     if (r == nullptr) continue;
     auto before = b->view_.partitions.find(tp);
-    const bool was_leader =
-        before != b->view_.partitions.end() && before->second.leader == b->id_;
+    const bool was_leader = before != b->view_.partitions.end() && before->second.leader == b->id_;
     const bool is_leader = now_state.leader == b->id_;
     const bool epoch_changed = before == b->view_.partitions.end() ||
                                before->second.leader_epoch != now_state.leader_epoch;
@@ -65,8 +63,7 @@ void Cluster::ApplyView(Broker* b, const std::shared_ptr<const MetadataView>& vi
   changed_.Notify();
   sched_.trace().Note(sched_.now(), sched_.current_id(), 0x6d657461 /*meta*/,
                       static_cast<uint64_t>(b->id_.value) << 32 | view->version, [&] {
-                        return absl::StrCat("broker-", b->id_.value, " metadata v",
-                                            view->version);
+                        return absl::StrCat("broker-", b->id_.value, " metadata v", view->version);
                       });
 }
 
@@ -113,8 +110,7 @@ void Cluster::CrashBroker(BrokerId id) {
     DetectCrash(id, serial);
     return;
   }
-  sched_.After(config_.zookeeper_session_timeout,
-               [this, id, serial] { DetectCrash(id, serial); });
+  sched_.After(config_.zookeeper_session_timeout, [this, id, serial] { DetectCrash(id, serial); });
 }
 
 // kafka 2.6.3 KafkaController.onBrokerFailure -> onReplicasBecomeOffline:
@@ -125,11 +121,9 @@ void Cluster::DetectCrash(BrokerId id, uint64_t crash_serial) {
   if (b.crash_serial_ != crash_serial || !b.registered_) return;
   if (b.up_) return;  // restarted in the meantime and registered anew
   b.registered_ = false;
-  sched_.trace().Note(sched_.now(), sched_.current_id(), 0x64746374 /*dtct*/,
-                      static_cast<uint64_t>(id.value), [&] {
-                        return absl::StrCat("controller: broker-", id.value,
-                                            "'s session expired");
-                      });
+  sched_.trace().Note(
+      sched_.now(), sched_.current_id(), 0x64746374 /*dtct*/, static_cast<uint64_t>(id.value),
+      [&] { return absl::StrCat("controller: broker-", id.value, "'s session expired"); });
   for (auto& [tp, p] : partitions_) {
     if (Contains(p.isr, id) && p.isr.size() > 1) Erase(p.isr, id);
     if (p.leader == id) ElectLeader(tp, p);
@@ -195,8 +189,8 @@ absl::Status Cluster::ShrinkIsr(const TopicPartition& tp, BrokerId b, Time until
   }
   PartitionState& p = it->second;
   if (p.leader == b || !Contains(p.isr, b)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "broker-", b.value, " is the leader or not in the ISR of ", tp.ToString()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("broker-", b.value, " is the leader or not in the ISR of ", tp.ToString()));
   }
   Erase(p.isr, b);
   broker(b).MutableReplica(tp)->fetch_paused_until = until;
@@ -232,7 +226,8 @@ void Cluster::LoseResponses(BrokerId b, ApiKey api, int32_t count) {
 void Cluster::StallResponses(BrokerId b, ApiKey api, int32_t count, Duration hold) {
   PRODSIM_ASSERT(count >= 1);
   PRODSIM_ASSERT(hold.nanos() > 0);
-  broker(b).response_faults_.push_back(ResponseFault{ResponseFault::Kind::kStall, api, count, hold});
+  broker(b).response_faults_.push_back(
+      ResponseFault{ResponseFault::Kind::kStall, api, count, hold});
 }
 
 void Cluster::MockDropResponses(BrokerId b, int32_t count) {
@@ -315,8 +310,11 @@ void Cluster::SnapshotLogs() {
     out.clear();
     for (const StoredBatch& sb : best->log) {
       if (sb.base_offset >= committed) break;
-      LogEntry e{sb.base_offset, sb.batch.producer_id, sb.batch.producer_epoch,
-                 sb.batch.base_sequence, {}};
+      LogEntry e{sb.base_offset,
+                 sb.batch.producer_id,
+                 sb.batch.producer_epoch,
+                 sb.batch.base_sequence,
+                 {}};
       for (const Record& rec : sb.batch.records) e.record_ids.push_back(rec.record_id);
       out.push_back(std::move(e));
     }

@@ -1,12 +1,11 @@
 // kafka::Cluster, replication: the followers' fetchers, truncation, the high
 // watermark and the ISR. (cluster.h describes the model.)
 
-#include "sim/kafka/cluster.h"
-
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "sim/core/assert.h"
+#include "base/assert.h"
+#include "sim/kafka/cluster.h"
 #include "sim/kafka/cluster_internal.h"
 
 namespace kafka {
@@ -112,8 +111,8 @@ void Cluster::Truncate(Broker* b, Replica& r, const TopicPartition& tp, size_t k
   history_->truncations.push_back(TruncateEvent{sched_.now(), b->id_, tp, new_end});
   sched_.trace().Note(sched_.now(), sched_.current_id(), 0x7472756e /*trun*/,
                       static_cast<uint64_t>(new_end.value), [&] {
-                        return absl::StrCat("broker-", b->id_.value, " truncates ",
-                                            tp.ToString(), " to ", new_end.value);
+                        return absl::StrCat("broker-", b->id_.value, " truncates ", tp.ToString(),
+                                            " to ", new_end.value);
                       });
 }
 
@@ -153,13 +152,20 @@ void Cluster::FetchFrom(Broker* follower, Broker* leader, const TopicPartition& 
     f.log.push_back(sb);
     f.log_end = Offset(sb.last_offset().value + 1);
     if (sb.batch.idempotent()) {
-      f.producer_state.Update(sb.batch.producer_id, sb.batch.producer_epoch,
-                              sb.batch.base_sequence, sb.batch.last_sequence(), sb.base_offset,
-                              sb.last_offset(), sb.append_time);
+      f.producer_state.Update(sb.batch.producer_id, sb.batch.producer_epoch, sb.batch.base_sequence,
+                              sb.batch.last_sequence(), sb.base_offset, sb.last_offset(),
+                              sb.append_time);
     }
-    AppendEvent e{sched_.now(), follower->id_, false, tp, sb.base_offset,
-                  sb.batch.producer_id, sb.batch.producer_epoch, sb.batch.base_sequence,
-                  sb.batch.last_sequence(), {}};
+    AppendEvent e{sched_.now(),
+                  follower->id_,
+                  false,
+                  tp,
+                  sb.base_offset,
+                  sb.batch.producer_id,
+                  sb.batch.producer_epoch,
+                  sb.batch.base_sequence,
+                  sb.batch.last_sequence(),
+                  {}};
     for (const Record& rec : sb.batch.records) e.record_ids.push_back(rec.record_id);
     history_->appends.push_back(std::move(e));
   }
@@ -170,8 +176,7 @@ void Cluster::FetchFrom(Broker* follower, Broker* leader, const TopicPartition& 
   l.follower_end[follower->id_.value] = f.log_end;
   if (f.log_end == l.log_end) l.follower_caught_up[follower->id_.value] = sched_.now();
   PartitionState& p = partitions_.at(tp);
-  if (!Contains(p.isr, follower->id_) && f.log_end >= l.high_watermark &&
-      p.leader == leader->id_) {
+  if (!Contains(p.isr, follower->id_) && f.log_end >= l.high_watermark && p.leader == leader->id_) {
     // ISR expansion (kafka 2.6.3 Partition.maybeExpandIsr): the leader
     // makes it and knows at once; the others learn it later.
     p.isr.push_back(follower->id_);

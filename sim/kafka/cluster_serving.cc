@@ -2,15 +2,14 @@
 // response faults, and the ApiVersions, Metadata and Produce handlers.
 // (cluster.h describes the model.)
 
-#include "sim/kafka/cluster.h"
-
 #include <algorithm>
 
 #include "absl/container/btree_map.h"
 #include "absl/container/btree_set.h"
 #include "absl/strings/str_cat.h"
-#include "sim/core/assert.h"
+#include "base/assert.h"
 #include "sim/core/chan.h"
+#include "sim/kafka/cluster.h"
 #include "sim/kafka/cluster_internal.h"
 
 namespace kafka {
@@ -27,14 +26,20 @@ namespace {
 std::vector<ApiVersionRange> SupportedApiVersions(KafkaVersion version) {
   switch (version) {
     case KafkaVersion::k0_11:
-      return {{ApiKey::kProduce, 0, 3}, {ApiKey::kMetadata, 0, 4},
-              {ApiKey::kApiVersions, 0, 1}, {ApiKey::kInitProducerId, 0, 0}};
+      return {{ApiKey::kProduce, 0, 3},
+              {ApiKey::kMetadata, 0, 4},
+              {ApiKey::kApiVersions, 0, 1},
+              {ApiKey::kInitProducerId, 0, 0}};
     case KafkaVersion::k2_0:
-      return {{ApiKey::kProduce, 0, 6}, {ApiKey::kMetadata, 0, 6},
-              {ApiKey::kApiVersions, 0, 2}, {ApiKey::kInitProducerId, 0, 1}};
+      return {{ApiKey::kProduce, 0, 6},
+              {ApiKey::kMetadata, 0, 6},
+              {ApiKey::kApiVersions, 0, 2},
+              {ApiKey::kInitProducerId, 0, 1}};
     case KafkaVersion::k2_6:
-      return {{ApiKey::kProduce, 0, 8}, {ApiKey::kMetadata, 0, 9},
-              {ApiKey::kApiVersions, 0, 3}, {ApiKey::kInitProducerId, 0, 3}};
+      return {{ApiKey::kProduce, 0, 8},
+              {ApiKey::kMetadata, 0, 9},
+              {ApiKey::kApiVersions, 0, 3},
+              {ApiKey::kInitProducerId, 0, 3}};
   }
   PRODSIM_ASSERT_MSG(false, "KafkaVersion value outside the enum");
   return {};
@@ -128,8 +133,7 @@ void Cluster::MarkResponses(const Broker* b, int32_t correlation_id, Time proces
 
 sim::Task<net::PayloadPtr> Cluster::Handle(Broker* b, const Message& m, uint64_t incarnation) {
   switch (m.api) {
-    case ApiKey::kMetadata:
-      co_return HandleMetadata(b, static_cast<const MetadataRequest&>(m));
+    case ApiKey::kMetadata: co_return HandleMetadata(b, static_cast<const MetadataRequest&>(m));
     case ApiKey::kInitProducerId: {
       auto r = std::make_shared<InitProducerIdResponse>();
       r->api = m.api;
@@ -168,9 +172,8 @@ sim::Task<net::PayloadPtr> Cluster::Handle(Broker* b, const Message& m, uint64_t
 std::shared_ptr<ApiVersionsResponse> Cluster::HandleApiVersions(const ApiVersionsRequest& m) {
   auto r = NewResponse<ApiVersionsResponse>(m);
   std::vector<ApiVersionRange> supported = SupportedApiVersions(config_.version);
-  auto own = std::find_if(supported.begin(), supported.end(), [](const ApiVersionRange& v) {
-    return v.api == ApiKey::kApiVersions;
-  });
+  auto own = std::find_if(supported.begin(), supported.end(),
+                          [](const ApiVersionRange& v) { return v.api == ApiKey::kApiVersions; });
   PRODSIM_ASSERT(own != supported.end());
   if (m.version <= own->max_version) {
     r->api_keys = std::move(supported);
@@ -260,8 +263,7 @@ bool Cluster::TryCause(Broker* b, const TopicPartition& tp, const InjectedError&
                                ": ", what));
       return true;
     }
-    default:
-      PRODSIM_ASSERT_MSG(false, "no cause is modelled for this error");
+    default: PRODSIM_ASSERT_MSG(false, "no cause is modelled for this error");
   }
   // The leader learns the change before it goes on with the request; the
   // other brokers after the usual delay.
@@ -308,8 +310,8 @@ std::shared_ptr<MetadataResponse> Cluster::HandleMetadata(Broker* b, const Metad
     t.name = name;
     for (const auto& [tp, st] : b->view_.partitions) {
       if (tp.topic != name) continue;
-      PartitionMetadata pm{ErrorCode::NONE, tp.partition, st.leader, st.leader_epoch,
-                           st.replicas, st.isr};
+      PartitionMetadata pm{ErrorCode::NONE, tp.partition, st.leader,
+                           st.leader_epoch, st.replicas,  st.isr};
       if (st.leader == BrokerId::kNone) {
         // kafka 2.0 to 2.6 MetadataCache.getPartitionMetadata: for a
         // partition without a live leader, a v6+ request gets
@@ -369,11 +371,11 @@ ProducePartitionResponse Cluster::AppendAsLeader(Broker* b, const TopicPartition
   // after the leader and ISR checks, before the producer state sees it.
   if (batch.invalid != ErrorCode::NONE) {
     out.error = batch.invalid;
-    history_->notes.push_back(NoteEvent{
-        sched_.now(), absl::StrCat("broker-", b->id_.value, " refused a batch for ", tp.ToString(),
-                                   " with ", ErrorCodeName(batch.invalid), ": ",
-                                   batch.invalid_why),
-        batch.invalid});
+    history_->notes.push_back(
+        NoteEvent{sched_.now(),
+                  absl::StrCat("broker-", b->id_.value, " refused a batch for ", tp.ToString(),
+                               " with ", ErrorCodeName(batch.invalid), ": ", batch.invalid_why),
+                  batch.invalid});
     return out;
   }
   if (batch.idempotent()) {
@@ -399,8 +401,16 @@ ProducePartitionResponse Cluster::AppendAsLeader(Broker* b, const TopicPartition
                              batch.last_sequence(), sb.base_offset, sb.last_offset(),
                              sb.append_time);
   }
-  AppendEvent e{sched_.now(), b->id_, true, tp, sb.base_offset, batch.producer_id,
-                batch.producer_epoch, batch.base_sequence, batch.last_sequence(), {}};
+  AppendEvent e{sched_.now(),
+                b->id_,
+                true,
+                tp,
+                sb.base_offset,
+                batch.producer_id,
+                batch.producer_epoch,
+                batch.base_sequence,
+                batch.last_sequence(),
+                {}};
   for (const Record& rec : batch.records) e.record_ids.push_back(rec.record_id);
   history_->appends.push_back(std::move(e));
   UpdateHighWatermark(b, tp, *r);

@@ -402,8 +402,8 @@ TEST(ClusterTest, IsrShrinksOnLagAndExpandsOnCatchUp) {
 }
 
 Task<void> AcksZero(World* w) {
-  absl::Status st = co_await w->client.Send(w->Node(BrokerId(0)),
-                                            Produce(w, kT0, -1, -1, -1, 2, /*acks=*/0));
+  absl::Status st =
+      co_await w->client.Send(w->Node(BrokerId(0)), Produce(w, kT0, -1, -1, -1, 2, /*acks=*/0));
   EXPECT_TRUE(st.ok());
   // No response ever comes: a call with acks=0 times out.
   Outcome o = co_await CallProduce(w, BrokerId(0), Produce(w, kT0, -1, -1, -1, 1, 0),
@@ -697,9 +697,8 @@ TEST(ClusterTest, InjectedNotEnoughReplicasIsAnIsrShrink) {
 // ... and _AFTER_APPEND right after it: the batch is written and committed.
 TEST(ClusterTest, InjectedNotEnoughReplicasAfterAppendIsWritten) {
   World w;
-  EXPECT_EQ(
-      w.Run(CausedNotEnoughReplicas(&w, ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND)).outcome,
-      sim::Outcome::kAllDone);
+  EXPECT_EQ(w.Run(CausedNotEnoughReplicas(&w, ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND)).outcome,
+            sim::Outcome::kAllDone);
 }
 
 Task<void> CauseCannotAct(World* w) {
@@ -763,7 +762,8 @@ Task<void> FailedLogDir(World* w) {
   o = co_await CallProduce(w, p->leader, Produce(w, kT0, 1001, 0, 0, 1, -1, 10));
   EXPECT_EQ(o.part.error, ErrorCode::NONE);
   // Broker 0's other partitions are on other directories: still served.
-  EXPECT_FALSE(w->cluster.broker(BrokerId(0)).replica(TopicPartition{"t", PartitionId(1)})->offline);
+  EXPECT_FALSE(
+      w->cluster.broker(BrokerId(0)).replica(TopicPartition{"t", PartitionId(1)})->offline);
 }
 
 // log_dir_failure: KAFKA_STORAGE_ERROR from the failed replica (waiting
@@ -790,10 +790,10 @@ Task<void> LeaderlessMetadata(World* w, int16_t version, ErrorCode want) {
   auto md = NewRequest<MetadataRequest>(w->client.NextCorrelationId());
   md->version = version;
   md->topics = {"solo"};
-  const BrokerId other = w->cluster.partition(solo)->replicas[0] == BrokerId(0) ? BrokerId(1)
-                                                                                : BrokerId(0);
-  absl::StatusOr<net::PayloadPtr> r = co_await w->client.Call(w->Node(other), md,
-                                                              Duration::Seconds(1));
+  const BrokerId other =
+      w->cluster.partition(solo)->replicas[0] == BrokerId(0) ? BrokerId(1) : BrokerId(0);
+  absl::StatusOr<net::PayloadPtr> r =
+      co_await w->client.Call(w->Node(other), md, Duration::Seconds(1));
   EXPECT_TRUE(r.ok()) << r.status();
   if (!r.ok()) co_return;
   const auto* meta = dynamic_cast<const MetadataResponse*>(r->get());
@@ -803,8 +803,9 @@ Task<void> LeaderlessMetadata(World* w, int16_t version, ErrorCode want) {
 // KAFKA-10312 (2.0 to 2.6): a partition without a live leader is
 // LISTENER_NOT_FOUND to a Metadata v6+ request, LEADER_NOT_AVAILABLE below.
 TEST(ClusterTest, LeaderlessPartitionMetadataErrorDependsOnVersion) {
-  for (const auto& [version, want] : {std::pair<int16_t, ErrorCode>{9, ErrorCode::LISTENER_NOT_FOUND},
-                                      std::pair<int16_t, ErrorCode>{5, ErrorCode::LEADER_NOT_AVAILABLE}}) {
+  for (const auto& [version, want] :
+       {std::pair<int16_t, ErrorCode>{9, ErrorCode::LISTENER_NOT_FOUND},
+        std::pair<int16_t, ErrorCode>{5, ErrorCode::LEADER_NOT_AVAILABLE}}) {
     SCOPED_TRACE(version);
     ClusterConfig c = World::DefaultConfig();
     c.topics.push_back(TopicConfig{"solo", 1, 1});
@@ -965,9 +966,21 @@ namespace {
 // it, so it decides digests): the inline comparison must agree with
 // std::string::compare on every pair, bytes above 0x7f and prefixes too.
 TEST(TopicPartitionOrderTest, AgreesWithStringCompare) {
-  const std::vector<std::string> topics = {"", "t", "t0", "t1", "u", "T", "topic", "topic-a",
-                                           "topic-b", std::string("\x80", 1), std::string("\xff"
-                                           "a", 2), std::string("a\0b", 3), "a"};
+  const std::vector<std::string> topics = {"",
+                                           "t",
+                                           "t0",
+                                           "t1",
+                                           "u",
+                                           "T",
+                                           "topic",
+                                           "topic-a",
+                                           "topic-b",
+                                           std::string("\x80", 1),
+                                           std::string("\xff"
+                                                       "a",
+                                                       2),
+                                           std::string("a\0b", 3),
+                                           "a"};
   for (const std::string& a : topics) {
     for (const std::string& b : topics) {
       const int want = a.compare(b);

@@ -2,7 +2,7 @@
 
 #include <ostream>
 
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 namespace kafka {
 namespace {
@@ -18,8 +18,7 @@ AppendCheck Error(ErrorCode error) {
 
 AppendCheck Duplicate(Offset base_offset) {
   PRODSIM_ASSERT(base_offset.value >= 0);
-  return AppendCheck{AppendCheck::Kind::kDuplicate, ErrorCode::NONE,
-                     base_offset};
+  return AppendCheck{AppendCheck::Kind::kDuplicate, ErrorCode::NONE, base_offset};
 }
 
 // kafka 2.6.3 ProducerStateManager.scala: ProducerStateEntry.findDuplicateBatch
@@ -27,9 +26,8 @@ AppendCheck Duplicate(Offset base_offset) {
 // same epoch counts; a partial overlap is not a duplicate and falls through
 // to the sequence check, which rejects it. The oldest match wins, as Kafka
 // takes the head of the filtered queue.
-const BatchMetadata* FindDuplicateBatch(const ProducerStateEntry& entry,
-                                        Epoch epoch, Sequence first_seq,
-                                        Sequence last_seq) {
+const BatchMetadata* FindDuplicateBatch(const ProducerStateEntry& entry, Epoch epoch,
+                                        Sequence first_seq, Sequence last_seq) {
   if (epoch != entry.epoch) return nullptr;
   for (const BatchMetadata& batch : entry.batches) {
     if (batch.first_seq == first_seq && batch.last_seq == last_seq) {
@@ -53,15 +51,13 @@ ProducerStateManager::ProducerStateManager(KafkaVersion version)
   PRODSIM_ASSERT(batches_max_ <= kNumBatchesToRetain);
 }
 
-AppendCheck ProducerStateManager::Check(ProducerId producer_id, Epoch epoch,
-                                        Sequence first_seq,
+AppendCheck ProducerStateManager::Check(ProducerId producer_id, Epoch epoch, Sequence first_seq,
                                         int32_t record_count) const {
   PRODSIM_ASSERT_MSG(record_count >= 1, "a batch holds at least one record");
   // Log.analyzeAndValidateProducerState only looks at batches that
   // hasProducerId; plain producers are not deduplicated at all.
   if (producer_id.IsNone()) return Append();
-  PRODSIM_ASSERT_MSG(epoch != Epoch::kNone,
-                     "an idempotent producer always has an epoch");
+  PRODSIM_ASSERT_MSG(epoch != Epoch::kNone, "an idempotent producer always has an epoch");
 
   // LogValidator.validateBatch rejects a negative base sequence from a
   // client before the producer state is consulted, with an
@@ -88,8 +84,7 @@ AppendCheck ProducerStateManager::Check(ProducerId producer_id, Epoch epoch,
   // older than its cache; that version is not modelled.) 2.0 and 2.1 also
   // missed duplicates of a batch whose sequences wrap (KAFKA-7692, fixed in
   // 2.2); the model stores first_seq and has no such bug.
-  if (const BatchMetadata* dup =
-          FindDuplicateBatch(*entry, epoch, first_seq, last_seq)) {
+  if (const BatchMetadata* dup = FindDuplicateBatch(*entry, epoch, first_seq, last_seq)) {
     return Duplicate(dup->first_offset);
   }
   // ProducerAppendInfo.checkProducerEpoch: a fenced (older) producer.
@@ -98,9 +93,7 @@ AppendCheck ProducerStateManager::Check(ProducerId producer_id, Epoch epoch,
   if (epoch < entry->epoch) return Error(ErrorCode::INVALID_PRODUCER_EPOCH);
   // ProducerAppendInfo.checkSequence, new epoch: must restart at 0.
   if (epoch > entry->epoch) {
-    return first_seq.value == 0
-               ? Append()
-               : Error(ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER);
+    return first_seq.value == 0 ? Append() : Error(ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER);
   }
   // Same epoch: must follow the last cached batch exactly. A gap, a partial
   // overlap and a resend older than the cache all land here.
@@ -113,8 +106,7 @@ AppendCheck ProducerStateManager::Check(ProducerId producer_id, Epoch epoch,
 // NO_PRODUCER_EPOCH, so the batch's epoch always counts as new and only a
 // batch at sequence 0 is unconditionally fine. What happens otherwise is
 // the one rule that changed between the modelled versions.
-AppendCheck ProducerStateManager::CheckUnknownProducer(
-    Sequence first_seq) const {
+AppendCheck ProducerStateManager::CheckUnknownProducer(Sequence first_seq) const {
   PRODSIM_ASSERT(first_seq.value >= 0);
   if (first_seq.value == 0) return Append();
   switch (version_) {
@@ -135,9 +127,8 @@ AppendCheck ProducerStateManager::CheckUnknownProducer(
   return Append();
 }
 
-void ProducerStateManager::Update(ProducerId producer_id, Epoch epoch,
-                                  Sequence first_seq, Sequence last_seq,
-                                  Offset first_offset, Offset last_offset,
+void ProducerStateManager::Update(ProducerId producer_id, Epoch epoch, Sequence first_seq,
+                                  Sequence last_seq, Offset first_offset, Offset last_offset,
                                   sim::Time timestamp) {
   // ProducerStateManager.update throws on NO_PRODUCER_ID: callers gate on
   // hasProducerId, as Log.scala does.
@@ -148,8 +139,7 @@ void ProducerStateManager::Update(ProducerId producer_id, Epoch epoch,
   PRODSIM_ASSERT_MSG(offset_delta < INT32_MAX, "batch too large");
   // Kafka stores lastSeq and the offset delta and derives firstSeq from
   // them; passing both sequences is only safe if they agree.
-  PRODSIM_ASSERT_MSG(LastSequence(first_seq, static_cast<int32_t>(
-                                                 offset_delta + 1)) == last_seq,
+  PRODSIM_ASSERT_MSG(LastSequence(first_seq, static_cast<int32_t>(offset_delta + 1)) == last_seq,
                      "sequence range and offset range of the batch disagree");
 
   auto [it, inserted] = producers_.try_emplace(producer_id);
@@ -160,17 +150,14 @@ void ProducerStateManager::Update(ProducerId producer_id, Epoch epoch,
     entry.epoch = epoch;
     entry.batches.clear();
   }
-  PRODSIM_ASSERT_MSG(
-      entry.batches.empty() || entry.batches.back().last_offset < first_offset,
-      "batches must be recorded in log order; Clear() before replaying a log");
+  PRODSIM_ASSERT_MSG(entry.batches.empty() || entry.batches.back().last_offset < first_offset,
+                     "batches must be recorded in log order; Clear() before replaying a log");
   if (entry.batches.size() == batches_max_) entry.batches.pop_front();
-  entry.batches.push_back(
-      BatchMetadata{first_seq, last_seq, first_offset, last_offset, timestamp});
+  entry.batches.push_back(BatchMetadata{first_seq, last_seq, first_offset, last_offset, timestamp});
   PRODSIM_ASSERT(entry.batches.size() <= batches_max_);
 }
 
-void ProducerStateManager::ExpireProducers(sim::Time now,
-                                           sim::Duration max_age) {
+void ProducerStateManager::ExpireProducers(sim::Time now, sim::Duration max_age) {
   PRODSIM_ASSERT(max_age >= sim::Duration());
   std::erase_if(producers_, [&](const auto& id_and_entry) {
     const ProducerStateEntry& entry = id_and_entry.second;
@@ -181,20 +168,16 @@ void ProducerStateManager::ExpireProducers(sim::Time now,
 
 void ProducerStateManager::Clear() { producers_.clear(); }
 
-const ProducerStateEntry* ProducerStateManager::Find(
-    ProducerId producer_id) const {
+const ProducerStateEntry* ProducerStateManager::Find(ProducerId producer_id) const {
   auto it = producers_.find(producer_id);
   return it == producers_.end() ? nullptr : &it->second;
 }
 
 std::ostream& operator<<(std::ostream& os, AppendCheck::Kind kind) {
   switch (kind) {
-    case AppendCheck::Kind::kAppend:
-      return os << "append";
-    case AppendCheck::Kind::kDuplicate:
-      return os << "duplicate";
-    case AppendCheck::Kind::kError:
-      return os << "error";
+    case AppendCheck::Kind::kAppend: return os << "append";
+    case AppendCheck::Kind::kDuplicate: return os << "duplicate";
+    case AppendCheck::Kind::kError: return os << "error";
   }
   return os << "kind(" << static_cast<int>(kind) << ")";
 }
@@ -208,10 +191,9 @@ std::ostream& operator<<(std::ostream& os, const AppendCheck& check) {
 }
 
 std::ostream& operator<<(std::ostream& os, const BatchMetadata& batch) {
-  return os << "{" << batch.first_seq.value << ".." << batch.last_seq.value
-            << " @" << batch.first_offset.value << ".."
-            << batch.last_offset.value << " t=" << batch.timestamp.ToString()
-            << "}";
+  return os << "{" << batch.first_seq.value << ".." << batch.last_seq.value << " @"
+            << batch.first_offset.value << ".." << batch.last_offset.value
+            << " t=" << batch.timestamp.ToString() << "}";
 }
 
 }  // namespace kafka

@@ -100,9 +100,8 @@ class ProducerStateManager {
   // REQUIRES: producer_id is set; first_offset <= last_offset; the sequence
   // range matches the offset range; batches of one producer come in log
   // order (to rebuild after a truncation, Clear and replay the log).
-  void Update(ProducerId producer_id, Epoch epoch, Sequence first_seq,
-              Sequence last_seq, Offset first_offset, Offset last_offset,
-              sim::Time timestamp);
+  void Update(ProducerId producer_id, Epoch epoch, Sequence first_seq, Sequence last_seq,
+              Offset first_offset, Offset last_offset, sim::Time timestamp);
 
   // Forgets every producer whose last batch is at least `max_age` old at
   // `now` (ProducerStateManager.removeExpiredProducers, which compares
@@ -117,9 +116,7 @@ class ProducerStateManager {
   // for it (never seen, expired, or cleared).
   const ProducerStateEntry* Find(ProducerId producer_id) const;
 
-  const std::map<ProducerId, ProducerStateEntry>& producers() const {
-    return producers_;
-  }
+  const std::map<ProducerId, ProducerStateEntry>& producers() const { return producers_; }
   KafkaVersion version() const { return version_; }
 
  private:
@@ -130,10 +127,8 @@ class ProducerStateManager {
   std::map<ProducerId, ProducerStateEntry> producers_;
 };
 
-std::ostream& operator<<(std::ostream& os,
-                         ProducerStateManager::AppendCheck::Kind kind);
-std::ostream& operator<<(std::ostream& os,
-                         const ProducerStateManager::AppendCheck& check);
+std::ostream& operator<<(std::ostream& os, ProducerStateManager::AppendCheck::Kind kind);
+std::ostream& operator<<(std::ostream& os, const ProducerStateManager::AppendCheck& check);
 std::ostream& operator<<(std::ostream& os, const BatchMetadata& batch);
 
 }  // namespace kafka

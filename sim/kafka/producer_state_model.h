@@ -53,9 +53,7 @@ struct Model {
   std::map<int64_t, size_t> forgotten_before;
   int64_t now_ms = 0;
 
-  int64_t NextOffset() const {
-    return log.empty() ? 0 : log.back().last_offset + 1;
-  }
+  int64_t NextOffset() const { return log.empty() ? 0 : log.back().last_offset + 1; }
   size_t Window() const { return version == KafkaVersion::k0_11 ? 1 : 5; }
 
   // The producer's batches the broker still has reason to know, oldest
@@ -82,21 +80,19 @@ struct Model {
   }
 };
 
-inline AppendCheck ModelAnswer(const Model& m, int64_t pid, int16_t epoch,
-                        int32_t first, int32_t count) {
+inline AppendCheck ModelAnswer(const Model& m, int64_t pid, int16_t epoch, int32_t first,
+                               int32_t count) {
   if (pid < 0) return WantAppend();
   if (first < 0) {
-    return WantError(m.version == KafkaVersion::k2_6
-                         ? ErrorCode::INVALID_RECORD
-                         : ErrorCode::CORRUPT_MESSAGE);
+    return WantError(m.version == KafkaVersion::k2_6 ? ErrorCode::INVALID_RECORD
+                                                     : ErrorCode::CORRUPT_MESSAGE);
   }
   const int64_t last = (int64_t{first} + count - 1) % kSeqSpace;
   const std::vector<LogBatch> cache = m.Cache(pid);
   if (cache.empty()) {
     if (first == 0 || m.version == KafkaVersion::k2_6) return WantAppend();
-    return WantError(m.version == KafkaVersion::k2_0
-                         ? ErrorCode::UNKNOWN_PRODUCER_ID
-                         : ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER);
+    return WantError(m.version == KafkaVersion::k2_0 ? ErrorCode::UNKNOWN_PRODUCER_ID
+                                                     : ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER);
   }
   const int16_t current = cache.back().epoch;
   for (const LogBatch& b : cache) {
@@ -105,19 +101,14 @@ inline AppendCheck ModelAnswer(const Model& m, int64_t pid, int16_t epoch,
     }
   }
   if (epoch < current) return WantError(ErrorCode::INVALID_PRODUCER_EPOCH);
-  const int64_t expected =
-      epoch > current ? 0 : (int64_t{cache.back().last_seq} + 1) % kSeqSpace;
-  return first == expected ? WantAppend()
-                           : WantError(ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER);
+  const int64_t expected = epoch > current ? 0 : (int64_t{cache.back().last_seq} + 1) % kSeqSpace;
+  return first == expected ? WantAppend() : WantError(ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER);
 }
 
-inline void AppendToLog(Model& m, int64_t pid, int16_t epoch, int32_t first,
-                 int32_t count) {
+inline void AppendToLog(Model& m, int64_t pid, int16_t epoch, int32_t first, int32_t count) {
   const int64_t offset = m.NextOffset();
-  const auto last =
-      static_cast<int32_t>((int64_t{first} + count - 1) % kSeqSpace);
-  m.log.push_back(
-      {pid, epoch, first, last, offset, offset + count - 1, m.now_ms});
+  const auto last = static_cast<int32_t>((int64_t{first} + count - 1) % kSeqSpace);
+  m.log.push_back({pid, epoch, first, last, offset, offset + count - 1, m.now_ms});
 }
 
 }  // namespace kafka::state_model

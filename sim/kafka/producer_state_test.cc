@@ -26,7 +26,6 @@ using Kind = AppendCheck::Kind;
 
 constexpr int32_t kMax = INT32_MAX;
 
-
 // ---------------------------------------------------------------------------
 // Sequence arithmetic, error codes and version names.
 
@@ -74,8 +73,7 @@ TEST(ErrorCodeTest, NumbersNamesAndRetriableMatchKafka) {
       {ErrorCode::NONE, 0, "NONE", false},
       {ErrorCode::OFFSET_OUT_OF_RANGE, 1, "OFFSET_OUT_OF_RANGE", false},
       {ErrorCode::CORRUPT_MESSAGE, 2, "CORRUPT_MESSAGE", true},
-      {ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, 3, "UNKNOWN_TOPIC_OR_PARTITION",
-       true},
+      {ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, 3, "UNKNOWN_TOPIC_OR_PARTITION", true},
       {ErrorCode::LEADER_NOT_AVAILABLE, 5, "LEADER_NOT_AVAILABLE", true},
       {ErrorCode::NOT_LEADER_OR_FOLLOWER, 6, "NOT_LEADER_OR_FOLLOWER", true},
       {ErrorCode::REQUEST_TIMED_OUT, 7, "REQUEST_TIMED_OUT", true},
@@ -84,14 +82,11 @@ TEST(ErrorCodeTest, NumbersNamesAndRetriableMatchKafka) {
       {ErrorCode::MESSAGE_TOO_LARGE, 10, "MESSAGE_TOO_LARGE", false},
       {ErrorCode::NETWORK_EXCEPTION, 13, "NETWORK_EXCEPTION", true},
       {ErrorCode::NOT_ENOUGH_REPLICAS, 19, "NOT_ENOUGH_REPLICAS", true},
-      {ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND, 20,
-       "NOT_ENOUGH_REPLICAS_AFTER_APPEND", true},
+      {ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND, 20, "NOT_ENOUGH_REPLICAS_AFTER_APPEND", true},
       {ErrorCode::INVALID_REQUIRED_ACKS, 21, "INVALID_REQUIRED_ACKS", false},
       {ErrorCode::UNSUPPORTED_VERSION, 35, "UNSUPPORTED_VERSION", false},
-      {ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER, 45,
-       "OUT_OF_ORDER_SEQUENCE_NUMBER", false},
-      {ErrorCode::DUPLICATE_SEQUENCE_NUMBER, 46, "DUPLICATE_SEQUENCE_NUMBER",
-       false},
+      {ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER, 45, "OUT_OF_ORDER_SEQUENCE_NUMBER", false},
+      {ErrorCode::DUPLICATE_SEQUENCE_NUMBER, 46, "DUPLICATE_SEQUENCE_NUMBER", false},
       {ErrorCode::INVALID_PRODUCER_EPOCH, 47, "INVALID_PRODUCER_EPOCH", false},
       {ErrorCode::KAFKA_STORAGE_ERROR, 56, "KAFKA_STORAGE_ERROR", true},
       {ErrorCode::UNKNOWN_PRODUCER_ID, 59, "UNKNOWN_PRODUCER_ID", false},
@@ -121,9 +116,8 @@ TEST(ErrorCodeTest, UnknownCodesAreCarriedAsData) {
 // Every documented spelling parses to its version; others are rejected.
 TEST(KafkaVersionTest, ParseAndName) {
   const std::pair<std::string_view, KafkaVersion> ok[] = {
-      {"0.11", KafkaVersion::k0_11}, {"2.0", KafkaVersion::k2_0},
-      {"2.1", KafkaVersion::k2_0},   {"2.2", KafkaVersion::k2_0},
-      {"2.3", KafkaVersion::k2_0},   {"2.4", KafkaVersion::k2_0},
+      {"0.11", KafkaVersion::k0_11}, {"2.0", KafkaVersion::k2_0}, {"2.1", KafkaVersion::k2_0},
+      {"2.2", KafkaVersion::k2_0},   {"2.3", KafkaVersion::k2_0}, {"2.4", KafkaVersion::k2_0},
       {"2.5", KafkaVersion::k2_6},   {"2.6", KafkaVersion::k2_6},
   };
   for (const auto& [text, version] : ok) {
@@ -132,8 +126,7 @@ TEST(KafkaVersionTest, ParseAndName) {
     ASSERT_TRUE(parsed.ok()) << parsed.status();
     EXPECT_EQ(*parsed, version);
   }
-  for (KafkaVersion v :
-       {KafkaVersion::k0_11, KafkaVersion::k2_0, KafkaVersion::k2_6}) {
+  for (KafkaVersion v : {KafkaVersion::k0_11, KafkaVersion::k2_0, KafkaVersion::k2_6}) {
     EXPECT_EQ(*ParseKafkaVersion(KafkaVersionName(v)), v);
   }
   for (std::string_view bad : {"", "2.7", "1.0", "0.11.0", "2", " 2.6"}) {
@@ -180,7 +173,7 @@ std::vector<RuleCase> RuleCases() {
   using E = ErrorCode;
   const E kOoo = E::OUT_OF_ORDER_SEQUENCE_NUMBER;
   std::vector<Batch> bumped = kSixBatches;
-  bumped.push_back({1, 1, 0, 1});  // Epoch 1 from 0, at offset 15.
+  bumped.push_back({1, 1, 0, 1});                             // Epoch 1 from 0, at offset 15.
   const std::vector<Batch> straddle = {{1, 0, kMax - 1, 3}};  // MAX-1..0
   // One row per line reads better than bin-packed fields.
   // clang-format off
@@ -288,21 +281,18 @@ TEST_P(ProducerStateRuleTest, CheckGivesKafkasAnswer) {
   for (const Batch& b : c.history) {
     const int64_t last_offset = offset + b.count - 1;
     state.Update(ProducerId(b.pid), Epoch(b.epoch), Sequence(b.first_seq),
-                 LastSequence(Sequence(b.first_seq), b.count), Offset(offset),
-                 Offset(last_offset), sim::Time::FromNanos(offset));
+                 LastSequence(Sequence(b.first_seq), b.count), Offset(offset), Offset(last_offset),
+                 sim::Time::FromNanos(offset));
     offset = last_offset + 1;
   }
   const ProducerStateManager before = state;
   const Batch& p = c.probe;
-  EXPECT_EQ(state.Check(ProducerId(p.pid), Epoch(p.epoch),
-                        Sequence(p.first_seq), p.count),
-            c.want);
+  EXPECT_EQ(state.Check(ProducerId(p.pid), Epoch(p.epoch), Sequence(p.first_seq), p.count), c.want);
   // Check is pure: the state is unchanged whatever the verdict.
   EXPECT_EQ(state.producers(), before.producers());
 }
 
-INSTANTIATE_TEST_SUITE_P(Rules, ProducerStateRuleTest,
-                         testing::ValuesIn(RuleCases()),
+INSTANTIATE_TEST_SUITE_P(Rules, ProducerStateRuleTest, testing::ValuesIn(RuleCases()),
                          [](const testing::TestParamInfo<RuleCase>& row) {
                            return row.param.name;
                          });
@@ -310,13 +300,11 @@ INSTANTIATE_TEST_SUITE_P(Rules, ProducerStateRuleTest,
 // ---------------------------------------------------------------------------
 // Update, expiry and the retained window.
 
-void Record(ProducerStateManager& state, int64_t pid, int16_t epoch,
-            int32_t first_seq, int32_t count, int64_t first_offset,
-            int64_t time_ms) {
+void Record(ProducerStateManager& state, int64_t pid, int16_t epoch, int32_t first_seq,
+            int32_t count, int64_t first_offset, int64_t time_ms) {
   state.Update(ProducerId(pid), Epoch(epoch), Sequence(first_seq),
                LastSequence(Sequence(first_seq), count), Offset(first_offset),
-               Offset(first_offset + count - 1),
-               sim::Time() + sim::Duration::Millis(time_ms));
+               Offset(first_offset + count - 1), sim::Time() + sim::Duration::Millis(time_ms));
 }
 
 // The cache keeps the newest five batches (one in 0.11), oldest first.
@@ -386,13 +374,11 @@ TEST(ProducerStateDeathTest, UpdateAssertsItsPreconditions) {
   Record(state, 1, 0, 0, 2, 10, 0);
   EXPECT_DEATH(Record(state, -1, 0, 0, 1, 20, 0), "needs a producer id");
   EXPECT_DEATH(Record(state, 1, 0, 2, 1, 11, 0), "log order");
-  EXPECT_DEATH(state.Update(ProducerId(1), Epoch(0), Sequence(2), Sequence(5),
-                            Offset(20), Offset(21), sim::Time()),
+  EXPECT_DEATH(state.Update(ProducerId(1), Epoch(0), Sequence(2), Sequence(5), Offset(20),
+                            Offset(21), sim::Time()),
                "disagree");
-  EXPECT_DEATH(state.Check(ProducerId(1), Epoch(0), Sequence(2), 0),
-               "at least one record");
-  EXPECT_DEATH(state.Check(ProducerId(1), Epoch::kNone, Sequence(2), 1),
-               "always has an epoch");
+  EXPECT_DEATH(state.Check(ProducerId(1), Epoch(0), Sequence(2), 0), "at least one record");
+  EXPECT_DEATH(state.Check(ProducerId(1), Epoch::kNone, Sequence(2), 1), "always has an epoch");
 }
 
 // ---------------------------------------------------------------------------
@@ -415,9 +401,9 @@ std::optional<ProducerStateEntry> ModelEntry(const Model& m, int64_t pid) {
   ProducerStateEntry entry;
   entry.epoch = Epoch(cache.back().epoch);
   for (const LogBatch& b : cache) {
-    entry.batches.push_back(BatchMetadata{
-        Sequence(b.first_seq), Sequence(b.last_seq), Offset(b.first_offset),
-        Offset(b.last_offset), sim::Time() + sim::Duration::Millis(b.time_ms)});
+    entry.batches.push_back(BatchMetadata{Sequence(b.first_seq), Sequence(b.last_seq),
+                                          Offset(b.first_offset), Offset(b.last_offset),
+                                          sim::Time() + sim::Duration::Millis(b.time_ms)});
   }
   return entry;
 }
@@ -450,13 +436,11 @@ void PickSequence(const Model& m, int64_t pid, int32_t* first, int32_t* count) {
   *count = *rc::gen::inRange<int32_t>(1, 5);
   const int choice = *rc::gen::inRange(0, 10);
   if (!recent.empty() && choice < 3) {
-    *first =
-        static_cast<int32_t>((int64_t{recent.back().last_seq} + 1) % kSeqSpace);
+    *first = static_cast<int32_t>((int64_t{recent.back().last_seq} + 1) % kSeqSpace);
   } else if (!recent.empty() && choice < 6) {
     const LogBatch b = *rc::gen::elementOf(recent);
     *first = b.first_seq;
-    *count = static_cast<int32_t>(
-        (int64_t{b.last_seq} - b.first_seq + kSeqSpace) % kSeqSpace + 1);
+    *count = static_cast<int32_t>((int64_t{b.last_seq} - b.first_seq + kSeqSpace) % kSeqSpace + 1);
     if (*rc::gen::inRange(0, 4) == 0) *count += 1;  // Partial overlap.
   } else if (choice < 7) {
     *first = 0;
@@ -476,7 +460,6 @@ int16_t PickEpoch(const Model& m, int64_t pid) {
   return static_cast<int16_t>(std::max(0, current + delta));
 }
 
-
 // A client's batch to the leader: Check, and on kAppend write and Update.
 struct Produce : Command {
   int64_t pid;
@@ -486,8 +469,7 @@ struct Produce : Command {
   int64_t dt_ms;
 
   explicit Produce(const Model& m)
-      : pid(*rc::gen::weightedElement<int64_t>(
-            {{1, -1}, {3, 1}, {3, 2}, {3, 3}})),
+      : pid(*rc::gen::weightedElement<int64_t>({{1, -1}, {3, 1}, {3, 2}, {3, 3}})),
         dt_ms(100 * *rc::gen::inRange<int64_t>(0, 3)) {
     if (pid < 0) return;
     epoch = PickEpoch(m, pid);
@@ -495,11 +477,7 @@ struct Produce : Command {
   }
   // A given batch, for the canaries.
   Produce(int64_t pid_in, int16_t epoch_in, int32_t first_in, int32_t count_in)
-      : pid(pid_in),
-        epoch(epoch_in),
-        first(first_in),
-        count(count_in),
-        dt_ms(0) {}
+      : pid(pid_in), epoch(epoch_in), first(first_in), count(count_in), dt_ms(0) {}
 
   void apply(Model& m) const override {
     m.now_ms += dt_ms;
@@ -509,24 +487,23 @@ struct Produce : Command {
 
   void run(const Model& m, ProducerStateManager& sut) const override {
     const Model next = nextState(m);
-    const AppendCheck got = sut.Check(
-        pid < 0 ? ProducerId::kNone : ProducerId(pid),
-        pid < 0 ? Epoch::kNone : Epoch(epoch), Sequence(first), count);
+    const AppendCheck got =
+        sut.Check(pid < 0 ? ProducerId::kNone : ProducerId(pid),
+                  pid < 0 ? Epoch::kNone : Epoch(epoch), Sequence(first), count);
     // The answer depends on the log before this batch, not on the clock.
     RC_ASSERT(got == ModelAnswer(m, pid, epoch, first, count));
     if (got.kind == Kind::kAppend && pid >= 0) {
       const LogBatch& b = next.log.back();
       sut.Update(ProducerId(pid), Epoch(epoch), Sequence(first),
                  LastSequence(Sequence(first), count), Offset(b.first_offset),
-                 Offset(b.last_offset),
-                 sim::Time() + sim::Duration::Millis(b.time_ms));
+                 Offset(b.last_offset), sim::Time() + sim::Duration::Millis(b.time_ms));
     }
     AssertSameState(next, sut);
   }
 
   void show(std::ostream& os) const override {
-    os << "Produce(pid " << pid << ", epoch " << epoch << ", seq " << first
-       << " x" << count << ", +" << dt_ms << "ms)";
+    os << "Produce(pid " << pid << ", epoch " << epoch << ", seq " << first << " x" << count
+       << ", +" << dt_ms << "ms)";
   }
 };
 
@@ -545,31 +522,25 @@ struct Replicate : Command {
         count(*rc::gen::inRange<int32_t>(1, 5)) {
     const std::vector<LogBatch> history = m.History(pid);
     const int32_t next =
-        history.empty()
-            ? 0
-            : static_cast<int32_t>((int64_t{history.back().last_seq} + 1) %
-                                   kSeqSpace);
-    first = *rc::gen::elementOf(
-        std::vector<int32_t>{next, next, next, 0, 7, kMax - 2, kMax});
+        history.empty() ? 0
+                        : static_cast<int32_t>((int64_t{history.back().last_seq} + 1) % kSeqSpace);
+    first = *rc::gen::elementOf(std::vector<int32_t>{next, next, next, 0, 7, kMax - 2, kMax});
   }
 
-  void apply(Model& m) const override {
-    AppendToLog(m, pid, epoch, first, count);
-  }
+  void apply(Model& m) const override { AppendToLog(m, pid, epoch, first, count); }
 
   void run(const Model& m, ProducerStateManager& sut) const override {
     const Model next = nextState(m);
     const LogBatch& b = next.log.back();
-    sut.Update(ProducerId(pid), Epoch(epoch), Sequence(first),
-               Sequence(b.last_seq), Offset(b.first_offset),
-               Offset(b.last_offset),
+    sut.Update(ProducerId(pid), Epoch(epoch), Sequence(first), Sequence(b.last_seq),
+               Offset(b.first_offset), Offset(b.last_offset),
                sim::Time() + sim::Duration::Millis(b.time_ms));
     AssertSameState(next, sut);
   }
 
   void show(std::ostream& os) const override {
-    os << "Replicate(pid " << pid << ", epoch " << epoch << ", seq " << first
-       << " x" << count << ")";
+    os << "Replicate(pid " << pid << ", epoch " << epoch << ", seq " << first << " x" << count
+       << ")";
   }
 };
 
@@ -599,9 +570,7 @@ struct Expire : Command {
     AssertSameState(next, sut);
   }
 
-  void show(std::ostream& os) const override {
-    os << "Expire(+" << dt_ms << "ms)";
-  }
+  void show(std::ostream& os) const override { os << "Expire(+" << dt_ms << "ms)"; }
 };
 
 // A restart: the state is rebuilt by replaying the whole log, so producers
@@ -613,9 +582,8 @@ struct Rebuild : Command {
     sut.Clear();
     for (const LogBatch& b : m.log) {
       if (b.pid < 0) continue;
-      sut.Update(ProducerId(b.pid), Epoch(b.epoch), Sequence(b.first_seq),
-                 Sequence(b.last_seq), Offset(b.first_offset),
-                 Offset(b.last_offset),
+      sut.Update(ProducerId(b.pid), Epoch(b.epoch), Sequence(b.first_seq), Sequence(b.last_seq),
+                 Offset(b.first_offset), Offset(b.last_offset),
                  sim::Time() + sim::Duration::Millis(b.time_ms));
     }
     AssertSameState(nextState(m), sut);
@@ -632,19 +600,17 @@ void CheckAgainstModel(KafkaVersion version) {
   // size is scaled up because RapidCheck's default sequences (a dozen
   // commands on average) rarely fill a producer's cache past five batches.
   const auto commands = *rc::gen::scale(
-      4.0,
-      rc::state::gen::commands(
-          model,
-          rc::state::gen::execOneOfWithArgs<Produce, Produce, Produce, Produce,
-                                            Replicate, Expire, Rebuild>()));
+      4.0, rc::state::gen::commands(
+               model, rc::state::gen::execOneOfWithArgs<Produce, Produce, Produce, Produce,
+                                                        Replicate, Expire, Rebuild>()));
   rc::state::runAll(commands, model, sut);
 }
 
 // Any sequence of client produces, replication, expiry and restarts leaves
 // the manager agreeing with the model, answer by answer and entry by entry.
 RC_GTEST_PROP(ProducerStateModelTest, MatchesModel, ()) {
-  const KafkaVersion version = *rc::gen::element(
-      KafkaVersion::k0_11, KafkaVersion::k2_0, KafkaVersion::k2_6);
+  const KafkaVersion version =
+      *rc::gen::element(KafkaVersion::k0_11, KafkaVersion::k2_0, KafkaVersion::k2_6);
   RC_TAG(KafkaVersionName(version));
   CheckAgainstModel(version);
 }
@@ -670,8 +636,7 @@ TEST(ProducerStateModelTest, CanaryWrongStateIsCaught) {
   model.version = KafkaVersion::k2_6;
   ProducerStateManager sut(KafkaVersion::k2_6);
   // A batch the model never saw: the next command finds the extra producer.
-  sut.Update(ProducerId(2), Epoch(0), Sequence(0), Sequence(0), Offset(0),
-             Offset(0), sim::Time());
+  sut.Update(ProducerId(2), Epoch(0), Sequence(0), Sequence(0), Offset(0), Offset(0), sim::Time());
   EXPECT_ANY_THROW(Expire(0).run(model, sut));
   // Control, as above.
   ProducerStateManager agreeing(KafkaVersion::k2_6);

@@ -4,9 +4,7 @@
 
 namespace kafka {
 
-std::string TopicPartition::ToString() const {
-  return absl::StrCat(topic, "/", partition.value);
-}
+std::string TopicPartition::ToString() const { return absl::StrCat(topic, "/", partition.value); }
 
 std::string_view ApiKeyName(ApiKey k) {
   switch (k) {

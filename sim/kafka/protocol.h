@@ -91,7 +91,12 @@ struct RecordBatch {
   }
 };
 
-enum class ApiKey : int16_t { kProduce = 0, kMetadata = 3, kApiVersions = 18, kInitProducerId = 22 };
+enum class ApiKey : int16_t {
+  kProduce = 0,
+  kMetadata = 3,
+  kApiVersions = 18,
+  kInitProducerId = 22
+};
 std::string_view ApiKeyName(ApiKey k);
 
 // Common header of requests and responses.
@@ -204,13 +209,20 @@ struct ProduceResponse final : Message {
 };
 
 // The ApiKey of each message type.
-template <typename T> constexpr ApiKey kApiOf = ApiKey::kProduce;
-template <> inline constexpr ApiKey kApiOf<MetadataRequest> = ApiKey::kMetadata;
-template <> inline constexpr ApiKey kApiOf<MetadataResponse> = ApiKey::kMetadata;
-template <> inline constexpr ApiKey kApiOf<ApiVersionsRequest> = ApiKey::kApiVersions;
-template <> inline constexpr ApiKey kApiOf<ApiVersionsResponse> = ApiKey::kApiVersions;
-template <> inline constexpr ApiKey kApiOf<InitProducerIdRequest> = ApiKey::kInitProducerId;
-template <> inline constexpr ApiKey kApiOf<InitProducerIdResponse> = ApiKey::kInitProducerId;
+template <typename T>
+constexpr ApiKey kApiOf = ApiKey::kProduce;
+template <>
+inline constexpr ApiKey kApiOf<MetadataRequest> = ApiKey::kMetadata;
+template <>
+inline constexpr ApiKey kApiOf<MetadataResponse> = ApiKey::kMetadata;
+template <>
+inline constexpr ApiKey kApiOf<ApiVersionsRequest> = ApiKey::kApiVersions;
+template <>
+inline constexpr ApiKey kApiOf<ApiVersionsResponse> = ApiKey::kApiVersions;
+template <>
+inline constexpr ApiKey kApiOf<InitProducerIdRequest> = ApiKey::kInitProducerId;
+template <>
+inline constexpr ApiKey kApiOf<InitProducerIdResponse> = ApiKey::kInitProducerId;
 
 // A request of type T with its api key and correlation id set.
 template <typename T>

@@ -23,8 +23,7 @@ class RawClient {
   // Sends `req` to `broker` and waits for the response with the same
   // correlation id. UNAVAILABLE if the connection fails or is reset,
   // DEADLINE_EXCEEDED after `timeout`.
-  sim::Task<absl::StatusOr<net::PayloadPtr>> Call(net::NodeId broker,
-                                                  std::shared_ptr<Message> req,
+  sim::Task<absl::StatusOr<net::PayloadPtr>> Call(net::NodeId broker, std::shared_ptr<Message> req,
                                                   sim::Duration timeout);
   // Sends without waiting (acks=0).
   sim::Task<absl::Status> Send(net::NodeId broker, std::shared_ptr<Message> req);

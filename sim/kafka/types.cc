@@ -5,10 +5,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 namespace kafka {
-
 
 Sequence IncrementSequence(Sequence seq, int32_t n) {
   PRODSIM_ASSERT_MSG(seq.value >= 0, "sequences live in 0..INT32_MAX");
@@ -101,9 +100,7 @@ bool IsRetriable(ErrorCode code) {
   return n != nullptr && n->retriable;
 }
 
-std::ostream& operator<<(std::ostream& os, ErrorCode code) {
-  return os << ErrorCodeName(code);
-}
+std::ostream& operator<<(std::ostream& os, ErrorCode code) { return os << ErrorCodeName(code); }
 
 absl::StatusOr<KafkaVersion> ParseKafkaVersion(std::string_view text) {
   struct Spelling {
@@ -113,28 +110,24 @@ absl::StatusOr<KafkaVersion> ParseKafkaVersion(std::string_view text) {
   // The 2.0-2.4 and 2.5-2.6 ranges share their idempotence rules, so each
   // minor release maps to the model of its range.
   static constexpr Spelling kSpellings[] = {
-      {"0.11", KafkaVersion::k0_11}, {"2.0", KafkaVersion::k2_0},
-      {"2.1", KafkaVersion::k2_0},   {"2.2", KafkaVersion::k2_0},
-      {"2.3", KafkaVersion::k2_0},   {"2.4", KafkaVersion::k2_0},
+      {"0.11", KafkaVersion::k0_11}, {"2.0", KafkaVersion::k2_0}, {"2.1", KafkaVersion::k2_0},
+      {"2.2", KafkaVersion::k2_0},   {"2.3", KafkaVersion::k2_0}, {"2.4", KafkaVersion::k2_0},
       {"2.5", KafkaVersion::k2_6},   {"2.6", KafkaVersion::k2_6},
   };
   for (const Spelling& s : kSpellings) {
     if (s.text == text) return s.version;
   }
   // Debian's Abseil has its own string_view type, hence the conversion.
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown Kafka version \"", absl::string_view(text.data(), text.size()),
-      "\"; use one of 0.11, 2.0, 2.1, 2.2, 2.3, 2.4, 2.5, 2.6"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown Kafka version \"", absl::string_view(text.data(), text.size()),
+                   "\"; use one of 0.11, 2.0, 2.1, 2.2, 2.3, 2.4, 2.5, 2.6"));
 }
 
 std::string_view KafkaVersionName(KafkaVersion version) {
   switch (version) {
-    case KafkaVersion::k0_11:
-      return "0.11";
-    case KafkaVersion::k2_0:
-      return "2.0";
-    case KafkaVersion::k2_6:
-      return "2.6";
+    case KafkaVersion::k0_11: return "0.11";
+    case KafkaVersion::k2_0: return "2.0";
+    case KafkaVersion::k2_6: return "2.6";
   }
   PRODSIM_ASSERT_MSG(false, "KafkaVersion value outside the enum");
   return {};

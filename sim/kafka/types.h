@@ -46,12 +46,24 @@ std::ostream& operator<<(std::ostream& os, StrongId<Tag, Rep> id) {
   return os << Tag::kLabel << "=" << static_cast<int64_t>(id.value);
 }
 
-struct ProducerIdTag { static constexpr const char* kLabel = "pid"; };
-struct EpochTag { static constexpr const char* kLabel = "epoch"; };
-struct SequenceTag { static constexpr const char* kLabel = "seq"; };
-struct OffsetTag { static constexpr const char* kLabel = "offset"; };
-struct PartitionIdTag { static constexpr const char* kLabel = "partition"; };
-struct BrokerIdTag { static constexpr const char* kLabel = "broker"; };
+struct ProducerIdTag {
+  static constexpr const char* kLabel = "pid";
+};
+struct EpochTag {
+  static constexpr const char* kLabel = "epoch";
+};
+struct SequenceTag {
+  static constexpr const char* kLabel = "seq";
+};
+struct OffsetTag {
+  static constexpr const char* kLabel = "offset";
+};
+struct PartitionIdTag {
+  static constexpr const char* kLabel = "partition";
+};
+struct BrokerIdTag {
+  static constexpr const char* kLabel = "broker";
+};
 
 using ProducerId = StrongId<ProducerIdTag, int64_t>;
 using Epoch = StrongId<EpochTag, int16_t>;

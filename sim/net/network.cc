@@ -7,7 +7,7 @@
 #include "absl/container/btree_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 namespace net {
 
@@ -59,9 +59,9 @@ struct Direction {
   // Bumped whenever the wire is emptied without delivery (partition, reset),
   // so that delivery callbacks already scheduled do nothing.
   uint64_t epoch = 0;
-  Time last_deliver_at;              // of the latest message on the wire
-  std::deque<QueuedMessage> wire;    // in delivery order
-  std::deque<QueuedMessage> held;    // in send order; only while partitioned
+  Time last_deliver_at;            // of the latest message on the wire
+  std::deque<QueuedMessage> wire;  // in delivery order
+  std::deque<QueuedMessage> held;  // in send order; only while partitioned
 };
 
 // Side 0 dialled (the client), side 1 accepted (the server).
@@ -76,7 +76,7 @@ struct Connection {
   // The ETIMEDOUT of a blackholed connection is scheduled.
   bool retransmit_timeout_armed = false;
   std::unique_ptr<sim::Chan<PayloadPtr>> inbox[2];  // what side i receives
-  Direction dir[2];                                  // what side i sends
+  Direction dir[2];                                 // what side i sends
 };
 
 struct Network::Impl {
@@ -85,13 +85,12 @@ struct Network::Impl {
     bool up = true;
   };
 
-  Impl(sim::Scheduler& s, sim::Prng prng)
-      : sched(&s), latency_root(prng.Fork("latency")) {}
+  Impl(sim::Scheduler& s, sim::Prng prng) : sched(&s), latency_root(prng.Fork("latency")) {}
 
   sim::Scheduler* sched;
   sim::Prng latency_root;
   sim::Buggify* buggify = nullptr;  // off unless set
-  std::vector<Node> nodes;  // NodeId n is nodes[n - 1]
+  std::vector<Node> nodes;          // NodeId n is nodes[n - 1]
   LatencyModel default_latency;
   absl::btree_map<Link, LatencyModel> link_latency;
   absl::btree_map<Link, sim::Prng> link_prng;
@@ -149,8 +148,7 @@ Duration LatencyModel::Draw(sim::Prng& prng) const {
   PRODSIM_ASSERT(min <= cap);
   Duration d = min;
   switch (kind) {
-    case Kind::kConstant:
-      break;
+    case Kind::kConstant: break;
     case Kind::kUniform:
       PRODSIM_ASSERT(min <= max);
       d = Duration::Nanos(prng.UniformInt(min.nanos(), max.nanos()));
@@ -211,9 +209,8 @@ void Endpoint::Close() {
     return;
   }
   const uint64_t reason = side_ == 0 ? kResetClosedByClient : kResetClosedByServer;
-  conn_->net->ResetConnection(
-      *conn_, reason,
-      absl::StrCat("closed by ", conn_->net->NodeName(conn_->node[side_])));
+  conn_->net->ResetConnection(*conn_, reason,
+                              absl::StrCat("closed by ", conn_->net->NodeName(conn_->node[side_])));
 }
 
 bool Endpoint::closed() const {
@@ -382,9 +379,8 @@ Duration Network::DrawLatency(NodeId from, NodeId to) {
       model_it != impl_->link_latency.end() ? model_it->second : impl_->default_latency;
   auto prng_it = impl_->link_prng.find(link);
   if (prng_it == impl_->link_prng.end()) {
-    prng_it = impl_->link_prng
-                  .emplace(link, impl_->latency_root.Fork(absl::StrCat(from, ">", to)))
-                  .first;
+    prng_it =
+        impl_->link_prng.emplace(link, impl_->latency_root.Fork(absl::StrCat(from, ">", to))).first;
   }
   const Duration d = model.Draw(prng_it->second) + SpikeExtra(from, to);
   PRODSIM_ASSERT(d.nanos() >= 0);
@@ -397,16 +393,14 @@ Duration Network::DrawLatency(NodeId from, NodeId to) {
 template <typename Describe>
 void Network::Note(uint64_t kind, uint64_t a, uint64_t b, Describe&& describe) {
   sim::Scheduler& s = *impl_->sched;
-  s.trace().Note(s.now(), s.current_id(), a << 4 | kind, b,
-                 std::forward<Describe>(describe));
+  s.trace().Note(s.now(), s.current_id(), a << 4 | kind, b, std::forward<Describe>(describe));
 }
 
 namespace {
-std::string MessageText(const Network& net, const Connection& c, int side,
-                        std::string_view what, uint64_t seq, const Payload& p) {
-  return absl::StrCat("net ", std::string(what), " c", c.id, " ",
-                      net.NodeName(c.node[side]), "->", net.NodeName(c.node[1 - side]),
-                      " #", seq, ": ", p.Describe());
+std::string MessageText(const Network& net, const Connection& c, int side, std::string_view what,
+                        uint64_t seq, const Payload& p) {
+  return absl::StrCat("net ", std::string(what), " c", c.id, " ", net.NodeName(c.node[side]), "->",
+                      net.NodeName(c.node[1 - side]), " #", seq, ": ", p.Describe());
 }
 }  // namespace
 
@@ -417,8 +411,8 @@ bool Network::SendOn(const ConnPtr& c, int side, PayloadPtr msg) {
   const size_t queued = Endpoint(c, side).Queued();
   if (queued >= kQueuedMessagesMax) {
     impl_->sched->Stop(absl::StrCat("net: connection ", c->id, " has ", queued,
-                                    " messages queued in one direction (limit ",
-                                    kQueuedMessagesMax, ")"));
+                                    " messages queued in one direction (limit ", kQueuedMessagesMax,
+                                    ")"));
     return false;
   }
   const uint64_t seq = d.next_seq++;
@@ -505,8 +499,7 @@ void Network::ResetConnection(Connection& c, uint64_t reason, const std::string&
   PRODSIM_ASSERT(!c.closed);
   PRODSIM_ASSERT(c.net == this);
   c.closed = true;
-  Note(kNoteReset, c.id, reason,
-       [&] { return absl::StrCat("net reset c", c.id, " (", why, ")"); });
+  Note(kNoteReset, c.id, reason, [&] { return absl::StrCat("net reset c", c.id, " (", why, ")"); });
   for (int side = 0; side < 2; ++side) {
     Direction& d = c.dir[side];
     for (std::deque<QueuedMessage>* q : {&d.wire, &d.held}) {
@@ -625,9 +618,8 @@ sim::Task<absl::StatusOr<Endpoint>> Network::Dial(NodeId from, NodeId to, DialOp
   const Time start = s.now();
   auto unreachable = [&] { return Partitioned(from, to) || Partitioned(to, from); };
   auto timeout = [&] {
-    Note(kNoteDialTimeout, 0, uint64_t{from} << 32 | to, [&] {
-      return absl::StrCat("net dial timeout ", NodeName(from), "->", NodeName(to));
-    });
+    Note(kNoteDialTimeout, 0, uint64_t{from} << 32 | to,
+         [&] { return absl::StrCat("net dial timeout ", NodeName(from), "->", NodeName(to)); });
     return absl::DeadlineExceededError(
         absl::StrCat("dial ", NodeName(from), "->", NodeName(to), ": i/o timeout"));
   };
@@ -668,9 +660,8 @@ sim::Task<absl::StatusOr<Endpoint>> Network::Dial(NodeId from, NodeId to, DialOp
   }
   if (!NodeUp(from)) co_return absl::UnavailableError("dial from a node that is down");
   if (!NodeUp(to) || !Listening(to)) {
-    Note(kNoteRefused, 0, uint64_t{from} << 32 | to, [&] {
-      return absl::StrCat("net dial refused ", NodeName(from), "->", NodeName(to));
-    });
+    Note(kNoteRefused, 0, uint64_t{from} << 32 | to,
+         [&] { return absl::StrCat("net dial refused ", NodeName(from), "->", NodeName(to)); });
     co_return absl::UnavailableError(
         absl::StrCat("dial ", NodeName(from), "->", NodeName(to), ": connection refused"));
   }

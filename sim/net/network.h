@@ -100,10 +100,10 @@ using PayloadPtr = std::shared_ptr<const Payload>;
 struct LatencyModel {
   enum class Kind { kConstant, kUniform, kExponential };
   Kind kind = Kind::kConstant;
-  Duration min = Duration::Micros(500);  // constant: the value; uniform: low
-  Duration max = Duration::Micros(500);  // uniform: high
-  Duration mean = Duration::Micros(500); // exponential: mean (added to min)
-  Duration cap = Duration::Seconds(1);   // no draw exceeds this
+  Duration min = Duration::Micros(500);   // constant: the value; uniform: low
+  Duration max = Duration::Micros(500);   // uniform: high
+  Duration mean = Duration::Micros(500);  // exponential: mean (added to min)
+  Duration cap = Duration::Seconds(1);    // no draw exceeds this
 
   static LatencyModel Constant(Duration d);
   static LatencyModel Uniform(Duration lo, Duration hi);

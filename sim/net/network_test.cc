@@ -26,11 +26,11 @@
 namespace net {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using sim::Outcome;
 using sim::Scheduler;
 using sim::Task;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 
 using Log = std::vector<std::string>;
 
@@ -114,8 +114,8 @@ Task<void> RecvLog(Scheduler* s, Endpoint ep, std::string who, Log* log) {
 // FIFO and latency.
 
 // Sends `count` messages `gap` apart, then lets a receiver collect them.
-Task<void> Stream(Scheduler* s, Network* net, NodeId from, NodeId to, int count,
-                  Duration gap, std::vector<Arrival>* out) {
+Task<void> Stream(Scheduler* s, Network* net, NodeId from, NodeId to, int count, Duration gap,
+                  std::vector<Arrival>* out) {
   Endpoint client, server;
   co_await Connect(net, from, to, &client, &server);
   s->Go("receiver", RecvN(s, server, count, out));
@@ -272,10 +272,10 @@ Task<void> ResetClient(Scheduler* s, Network* net, NodeId from, NodeId to, Log* 
   Endpoint client, server;
   co_await Connect(net, from, to, &client, &server);
   s->Go("server", Responder(s, server, log));
-  EXPECT_TRUE(client.Send(M(1)));       // arrives at 3ms; response due 4ms
+  EXPECT_TRUE(client.Send(M(1)));  // arrives at 3ms; response due 4ms
   co_await s->Sleep(Us(1500));
-  EXPECT_TRUE(client.Send(M(2)));       // due at 4.5ms
-  net->Reset(client.id());              // at 3.5ms
+  EXPECT_TRUE(client.Send(M(2)));  // due at 4.5ms
+  net->Reset(client.id());         // at 3.5ms
   Record(s, log, "reset");
   EXPECT_FALSE(client.Send(M(3)));
   EXPECT_TRUE(client.closed());
@@ -290,9 +290,8 @@ TEST(NetworkTest, ResetLosesInTransitAndTellsBothSides) {
   Log log;
   w.sched.Go("client", ResetClient(&w.sched, &w.net, w.client, w.broker, &log));
   EXPECT_EQ(w.sched.Run().outcome, Outcome::kAllDone);
-  EXPECT_THAT(log, ElementsAre("server got 1@3000us", "server sent 101 ok@3000us",
-                               "reset@3500us", "client closed@3500us",
-                               "server closed@3500us"));
+  EXPECT_THAT(log, ElementsAre("server got 1@3000us", "server sent 101 ok@3000us", "reset@3500us",
+                               "client closed@3500us", "server closed@3500us"));
   EXPECT_EQ(w.net.messages_delivered(), 1u);
   EXPECT_EQ(w.net.messages_lost(), 2u);  // request 2 and response 101
   EXPECT_EQ(w.net.open_connections(), 0u);
@@ -318,8 +317,8 @@ TEST(NetworkTest, DeliveredBeforeResetIsStillReceived) {
   Log log;
   w.sched.Go("client", DrainThenClosed(&w.sched, &w.net, w.client, w.broker, &log));
   EXPECT_EQ(w.sched.Run().outcome, Outcome::kAllDone);
-  EXPECT_THAT(log, ElementsAre("client got 7@7000us", "client got 8@7000us",
-                               "client closed@7000us"));
+  EXPECT_THAT(log,
+              ElementsAre("client got 7@7000us", "client got 8@7000us", "client closed@7000us"));
   EXPECT_EQ(w.net.messages_delivered(), 2u);
   EXPECT_EQ(w.net.messages_lost(), 1u);
 }
@@ -336,7 +335,7 @@ Task<void> OneWay(Scheduler* s, Network* net, NodeId c, NodeId b, Log* log) {
   EXPECT_TRUE(net->Partitioned(c, b));
   EXPECT_FALSE(net->Partitioned(b, c));
   for (int i = 1; i <= 3; ++i) EXPECT_TRUE(client.Send(M(i)));  // held
-  EXPECT_TRUE(server.Send(M(10)));                                 // flows
+  EXPECT_TRUE(server.Send(M(10)));                              // flows
   co_await s->Sleep(Ms(100));
   Record(s, log, "heal");
   net->Heal(c, b);
@@ -350,9 +349,8 @@ TEST(NetworkTest, OneWayPartitionHoldsOneDirectionUntilHeal) {
   Log log;
   w.sched.Go("main", OneWay(&w.sched, &w.net, w.client, w.broker, &log));
   EXPECT_EQ(w.sched.Run().outcome, Outcome::kAllDone);
-  EXPECT_THAT(log, ElementsAre("client got 10@3000us", "heal@102000us",
-                               "server got 1@103000us", "server got 2@103000us",
-                               "server got 3@103000us"));
+  EXPECT_THAT(log, ElementsAre("client got 10@3000us", "heal@102000us", "server got 1@103000us",
+                               "server got 2@103000us", "server got 3@103000us"));
   EXPECT_EQ(w.net.messages_lost(), 0u);
 }
 
@@ -384,8 +382,8 @@ TEST(NetworkTest, HeldMessagesArriveInOrderAfterHealOrAreLostOnReset) {
     Log log;
     w.sched.Go("main", InFlightHeld(&w.sched, &w.net, w.client, w.broker, false, &log));
     EXPECT_EQ(w.sched.Run().outcome, Outcome::kAllDone);
-    EXPECT_THAT(log, ElementsAre("heal@22500us", "server got 1@23500us",
-                                 "server got 2@23500us", "server got 3@23500us"));
+    EXPECT_THAT(log, ElementsAre("heal@22500us", "server got 1@23500us", "server got 2@23500us",
+                                 "server got 3@23500us"));
     EXPECT_EQ(w.net.messages_delivered(), 3u);
   }
   {
@@ -447,8 +445,7 @@ TEST(NetworkTest, ClientNoticesPartitionOnlyByTimeout) {
 // ---------------------------------------------------------------------------
 // Dials and nodes.
 
-Task<void> DialLog(Scheduler* s, Network* net, NodeId from, NodeId to, DialOptions opts,
-                   Log* log) {
+Task<void> DialLog(Scheduler* s, Network* net, NodeId from, NodeId to, DialOptions opts, Log* log) {
   absl::StatusOr<Endpoint> ep = co_await net->Dial(from, to, opts);
   if (ep.ok()) {
     Record(s, log, absl::StrCat("connected c", ep->id()));
@@ -521,8 +518,9 @@ Task<void> Acceptor(Scheduler* s, Network* net, NodeId node, Log* log) {
   for (;;) {
     std::optional<Endpoint> ep = co_await net->Listen(node)->Recv();
     if (!ep.has_value()) co_return;
-    Record(s, log, absl::StrCat("accepted c", ep->id(), " from ", net->NodeName(ep->peer()),
-                                " at ", net->NodeName(ep->local())));
+    Record(s, log,
+           absl::StrCat("accepted c", ep->id(), " from ", net->NodeName(ep->peer()), " at ",
+                        net->NodeName(ep->local())));
   }
 }
 
@@ -577,8 +575,8 @@ TEST(NetworkTest, NodeDownResetsItsConnections) {
   Log log;
   w.sched.Go("main", NodeDown(&w.sched, &w.net, w.client, w.broker, &log));
   EXPECT_EQ(w.sched.Run().outcome, Outcome::kAllDone);
-  EXPECT_THAT(log, ElementsAre("s1 closed@4500us", "c2 closed@4500us",
-                               "UNAVAILABLE@6500us", "connected c3@8500us"));
+  EXPECT_THAT(log, ElementsAre("s1 closed@4500us", "c2 closed@4500us", "UNAVAILABLE@6500us",
+                               "connected c3@8500us"));
   EXPECT_EQ(w.net.messages_lost(), 2u);
   EXPECT_EQ(w.net.open_connections(), 1u);
 }
@@ -605,8 +603,8 @@ TEST(NetworkTest, LatencySpikeOnlyWithinItsWindow) {
   Log log;
   w.sched.Go("main", Spike(&w.sched, &w.net, w.client, w.broker, &log));
   EXPECT_EQ(w.sched.Run().outcome, Outcome::kAllDone);
-  EXPECT_THAT(log, ElementsAre("client got 2@3000us", "server got 1@8000us",
-                               "server got 3@17000us", "server got 4@17000us"));
+  EXPECT_THAT(log, ElementsAre("client got 2@3000us", "server got 1@8000us", "server got 3@17000us",
+                               "server got 4@17000us"));
 }
 
 // ---------------------------------------------------------------------------
@@ -807,8 +805,8 @@ Task<void> Reader(Endpoint ep, int count, std::vector<int>* out) {
   }
 }
 
-Task<void> ChaosClient(Scheduler* s, Network* net, NodeId from, NodeId to, int count,
-                       uint64_t seed, Counters* counters, size_t slot) {
+Task<void> ChaosClient(Scheduler* s, Network* net, NodeId from, NodeId to, int count, uint64_t seed,
+                       Counters* counters, size_t slot) {
   sim::Prng prng(seed);
   absl::StatusOr<Endpoint> ep = co_await net->Dial(from, to, {.dial_timeout = Ms(50)});
   if (!ep.ok()) co_return;
@@ -828,7 +826,10 @@ Task<void> Chaos(Scheduler* s, Network* net, NodeId a, NodeId b, uint64_t seed) 
       case 0: net->Partition(a, b); break;
       case 1: net->Partition(b, a); break;
       case 2:
-      case 3: net->Heal(a, b); net->Heal(b, a); break;
+      case 3:
+        net->Heal(a, b);
+        net->Heal(b, a);
+        break;
       case 4: net->ResetBetween(a, b); break;
       case 5: net->AddLatencySpike(a, b, Ms(3), s->now() + Ms(2)); break;
       default: break;  // quiet
@@ -956,8 +957,8 @@ TEST(NetworkBuggifyTest, DelayKeepsEachDirectionFifo) {
 
 // Sends message k on connection 1, then 100us later message k on
 // connection 2, for `rounds` rounds 10ms apart.
-Task<void> TwoConnections(Scheduler* s, Network* net, NodeId c1, NodeId c2, NodeId to,
-                          int rounds, std::vector<Arrival>* out1, std::vector<Arrival>* out2) {
+Task<void> TwoConnections(Scheduler* s, Network* net, NodeId c1, NodeId c2, NodeId to, int rounds,
+                          std::vector<Arrival>* out1, std::vector<Arrival>* out2) {
   Endpoint a, a_server, b, b_server;
   co_await Connect(net, c1, to, &a, &a_server);
   co_await Connect(net, c2, to, &b, &b_server);
@@ -981,8 +982,8 @@ int Overtakes(uint64_t seed, bool buggify) {
   w.net.SetBuggify(&bug);
   constexpr int kRounds = 40;
   std::vector<Arrival> one, two;
-  w.sched.Go("main", TwoConnections(&w.sched, &w.net, w.client, other, w.broker, kRounds, &one,
-                                    &two));
+  w.sched.Go("main",
+             TwoConnections(&w.sched, &w.net, w.client, other, w.broker, kRounds, &one, &two));
   EXPECT_EQ(w.sched.Run().outcome, Outcome::kAllDone);
   EXPECT_EQ(one.size(), size_t{kRounds});
   EXPECT_EQ(two.size(), size_t{kRounds});

@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 namespace kafka::wire {
 

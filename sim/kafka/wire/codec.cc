@@ -18,8 +18,8 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "sim/core/assert.h"
-#include "sim/core/status_macros.h"
+#include "base/assert.h"
+#include "base/status_macros.h"
 #include "sim/core/time.h"
 #include "sim/kafka/wire/bytes.h"
 #include "sim/kafka/wire/compression.h"
@@ -370,8 +370,7 @@ void ValidateBatch(std::string_view batch, int64_t base_offset, int16_t version,
                              b.base_sequence.value));
   }
   if (codec == 0) {
-    DecodeRecords(batch.substr(kBatchHeaderBytes), std::max(count, 0), first_timestamp, b,
-                  budget);
+    DecodeRecords(batch.substr(kBatchHeaderBytes), std::max(count, 0), first_timestamp, b, budget);
   } else if (codec <= 4 && b.invalid == ErrorCode::NONE) {
     DecodeCompressedRecords(codec, batch.substr(kBatchHeaderBytes), std::max(count, 0),
                             first_timestamp, b, budget);
@@ -583,8 +582,8 @@ absl::StatusOr<BodyResult> DecodeProduceRequest(Reader& r, const RequestHeader& 
   m->timeout = sim::Duration::Millis(r.Int32("timeout"));
   const size_t topics = r.NonNullArrayCount(false, "topic data");
   if (r.ok() && topics > kTopicsPerRequestMax) {
-    return BodyResult{nullptr,
-                      OverLimit(h, absl::StrCat(topics, " topics, more than ", kTopicsPerRequestMax))};
+    return BodyResult{
+        nullptr, OverLimit(h, absl::StrCat(topics, " topics, more than ", kTopicsPerRequestMax))};
   }
   RequestBudget budget;
   for (size_t t = 0; t < topics && r.ok(); ++t) {
@@ -625,14 +624,10 @@ absl::StatusOr<BodyResult> DecodeProduceRequest(Reader& r, const RequestHeader& 
 
 absl::StatusOr<BodyResult> DecodeRequestBody(Reader& r, const RequestHeader& h) {
   switch (static_cast<ApiKey>(h.api_key)) {
-    case ApiKey::kApiVersions:
-      return DecodeApiVersionsRequest(r, h);
-    case ApiKey::kMetadata:
-      return DecodeMetadataRequest(r, h);
-    case ApiKey::kInitProducerId:
-      return DecodeInitProducerIdRequest(r, h);
-    case ApiKey::kProduce:
-      return DecodeProduceRequest(r, h);
+    case ApiKey::kApiVersions: return DecodeApiVersionsRequest(r, h);
+    case ApiKey::kMetadata: return DecodeMetadataRequest(r, h);
+    case ApiKey::kInitProducerId: return DecodeInitProducerIdRequest(r, h);
+    case ApiKey::kProduce: return DecodeProduceRequest(r, h);
   }
   PRODSIM_ASSERT_MSG(false, "DecodeRequestBody on an API the codec does not serve");
   return BodyResult{};
@@ -721,8 +716,7 @@ void EncodeProduceRequest(const ProduceRequest& m, Writer& w) {
 
 void EncodeRequestBody(const RequestHeader& h, const Message& request, Writer& w) {
   switch (request.api) {
-    case ApiKey::kApiVersions:
-      return EncodeApiVersionsRequest(h.api_version, w);
+    case ApiKey::kApiVersions: return EncodeApiVersionsRequest(h.api_version, w);
     case ApiKey::kMetadata:
       return EncodeMetadataRequest(h.api_version, static_cast<const MetadataRequest&>(request), w);
     case ApiKey::kInitProducerId:
@@ -771,9 +765,8 @@ std::vector<ApiVersionRange> Advertised(const ApiVersionsResponse& m) {
     const auto it = std::find_if(served.begin(), served.end(), [&](const ApiVersionRange& r) {
       return static_cast<size_t>(r.api) == key;
     });
-    out.push_back(it != served.end() ? *it
-                                     : ApiVersionRange{static_cast<ApiKey>(key), 0,
-                                                       kApis[key].latest});
+    out.push_back(
+        it != served.end() ? *it : ApiVersionRange{static_cast<ApiKey>(key), 0, kApis[key].latest});
   }
   return out;
 }
@@ -1154,18 +1147,10 @@ absl::StatusOr<std::shared_ptr<Message>> DecodeResponse(const RequestHeader& hea
   }
   std::shared_ptr<Message> m;
   switch (static_cast<ApiKey>(header.api_key)) {
-    case ApiKey::kApiVersions:
-      m = DecodeApiVersionsResponse(r, v);
-      break;
-    case ApiKey::kMetadata:
-      m = DecodeMetadataResponse(r, v);
-      break;
-    case ApiKey::kInitProducerId:
-      m = DecodeInitProducerIdResponse(r, v);
-      break;
-    case ApiKey::kProduce:
-      m = DecodeProduceResponse(r, v);
-      break;
+    case ApiKey::kApiVersions: m = DecodeApiVersionsResponse(r, v); break;
+    case ApiKey::kMetadata: m = DecodeMetadataResponse(r, v); break;
+    case ApiKey::kInitProducerId: m = DecodeInitProducerIdResponse(r, v); break;
+    case ApiKey::kProduce: m = DecodeProduceResponse(r, v); break;
   }
   PRODSIM_ASSERT(m != nullptr);
   if (!r.ok()) {

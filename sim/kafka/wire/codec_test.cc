@@ -198,8 +198,8 @@ TEST(WireApiVersionsTest, UnsupportedVersionAnswersInV0) {
 // The latest version of each key 0..49 a 2.6.3 broker advertises (the
 // table of /work's Kafka 2.6 notes: PROTO/ApiKeys.java latestVersion).
 constexpr int16_t kKafka26Latest[50] = {8, 11, 5, 9, 4, 3, 6, 3, 8, 7, 3, 7, 4, 4, 5, 5, 4,
-                                        1, 3, 5, 4, 2, 3, 3, 1, 1, 1, 0, 3, 2, 2, 2, 3, 1,
-                                        1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 0, 0, 0, 0, 0};
+                                        1, 3,  5, 4, 2, 3, 3, 1, 1, 1, 0, 3, 2, 2, 2, 3, 1,
+                                        1, 2,  2, 2, 2, 2, 2, 2, 2, 2, 1, 0, 0, 0, 0, 0};
 
 // Goal: a successful answer lists every key as a 2.6 broker does, the four
 // served up to the codec's newest version from the broker's own oldest
@@ -588,15 +588,24 @@ TEST(WireDecodeResponseTest, CorrelationIdMismatch) {
 // as their names say, so that fuzzing starts from every served API.
 TEST(WireCorpusTest, SeedsDecodeAsNamed) {
   const std::vector<std::pair<std::string, int>> seeds = {
-      {"apiversions-v0-kafkajs", 1},    {"apiversions-v3-sarama", 1},
-      {"apiversions-v3-librdkafka", 1}, {"apiversions-v4-unsupported", 1},
-      {"metadata-v0-all", 1},           {"metadata-v4-librdkafka-topic", 1},
-      {"metadata-v9-sarama-all", 1},    {"metadata-v9-one-topic", 1},
-      {"initproducerid-v0", 1},         {"initproducerid-v3-sarama", 1},
-      {"produce-v3-one-record", 1},     {"produce-v7-two-records-prodsim-id", 1},
-      {"produce-v8-gzip-flag-plain-body", 1}, {"fetch-v11-not-served", 0},
-      {"produce-v8-gzip-three-records", 1},   {"produce-v8-snappy-three-records", 1},
-      {"produce-v8-lz4-three-records", 1},    {"produce-v8-zstd-three-records", 1},
+      {"apiversions-v0-kafkajs", 1},
+      {"apiversions-v3-sarama", 1},
+      {"apiversions-v3-librdkafka", 1},
+      {"apiversions-v4-unsupported", 1},
+      {"metadata-v0-all", 1},
+      {"metadata-v4-librdkafka-topic", 1},
+      {"metadata-v9-sarama-all", 1},
+      {"metadata-v9-one-topic", 1},
+      {"initproducerid-v0", 1},
+      {"initproducerid-v3-sarama", 1},
+      {"produce-v3-one-record", 1},
+      {"produce-v7-two-records-prodsim-id", 1},
+      {"produce-v8-gzip-flag-plain-body", 1},
+      {"fetch-v11-not-served", 0},
+      {"produce-v8-gzip-three-records", 1},
+      {"produce-v8-snappy-three-records", 1},
+      {"produce-v8-lz4-three-records", 1},
+      {"produce-v8-zstd-three-records", 1},
       {"connection-sarama-1.42.1", 4},
   };
   for (const auto& [name, messages] : seeds) {

@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 namespace kafka::wire {
 namespace {
@@ -72,7 +72,7 @@ std::string Gzip(std::string_view in) {
 // --- snappy (xerial's framing, or one raw block) ------------------------------
 
 constexpr std::array<unsigned char, 8> kXerialMagic = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0};
-constexpr size_t kXerialHeaderBytes = 16;  // the magic, version and compatible version
+constexpr size_t kXerialHeaderBytes = 16;        // the magic, version and compatible version
 constexpr size_t kXerialBlockBytes = 32 * 1024;  // SnappyOutputStream's default block
 
 uint32_t BigEndian32(std::string_view b) {
@@ -83,7 +83,8 @@ uint32_t BigEndian32(std::string_view b) {
 }
 
 void AppendBigEndian32(uint32_t v, std::string* out) {
-  for (int shift = 24; shift >= 0; shift -= 8) out->push_back(static_cast<char>((v >> shift) & 0xff));
+  for (int shift = 24; shift >= 0; shift -= 8)
+    out->push_back(static_cast<char>((v >> shift) & 0xff));
 }
 
 absl::Status UnsnappyBlock(std::string_view block, size_t limit, std::string* out) {
@@ -177,7 +178,7 @@ absl::StatusOr<std::string> Unlz4(std::string_view in, size_t limit) {
 
 std::string Lz4(std::string_view in) {
   LZ4F_preferences_t prefs{};
-  prefs.frameInfo.blockSizeID = LZ4F_max64KB;       // KafkaLZ4BlockOutputStream's 64 KB
+  prefs.frameInfo.blockSizeID = LZ4F_max64KB;  // KafkaLZ4BlockOutputStream's 64 KB
   prefs.frameInfo.blockMode = LZ4F_blockIndependent;
   std::string out(LZ4F_compressFrameBound(in.size(), &prefs), '\0');
   const size_t n = LZ4F_compressFrame(out.data(), out.size(), in.data(), in.size(), &prefs);
@@ -190,7 +191,7 @@ std::string Lz4(std::string_view in) {
 
 absl::StatusOr<std::string> Unzstd(std::string_view in, size_t limit) {
   const std::unique_ptr<ZSTD_DStream, size_t (*)(ZSTD_DStream*)> ds(ZSTD_createDStream(),
-                                                                     ZSTD_freeDStream);
+                                                                    ZSTD_freeDStream);
   if (ds == nullptr) return Bad("zstd", "no decompression stream");
   ZSTD_initDStream(ds.get());
   ZSTD_inBuffer input{in.data(), in.size(), 0};
@@ -204,7 +205,8 @@ absl::StatusOr<std::string> Unzstd(std::string_view in, size_t limit) {
     if (ZSTD_isError(rc)) return Bad("zstd", ZSTD_getErrorName(rc));
     if (out.size() + output.pos > limit) return TooLarge("zstd", limit);
     out.append(chunk.data(), output.pos);
-    if (rc != 0 && input.pos == before && output.pos == 0) return Bad("zstd", "the frame ends early");
+    if (rc != 0 && input.pos == before && output.pos == 0)
+      return Bad("zstd", "the frame ends early");
   }
   return out;
 }

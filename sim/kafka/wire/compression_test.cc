@@ -10,7 +10,6 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-
 #include "gtest/gtest.h"
 #include "sim/core/prng.h"
 #include "sim/kafka/wire/codec.h"

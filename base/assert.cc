@@ -1,4 +1,4 @@
-#include "sim/core/assert.h"
+#include "base/assert.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -6,8 +6,8 @@
 namespace sim::internal {
 
 void AssertFail(const char* expr, const char* file, int line, const char* msg) {
-  std::fprintf(stderr, "%s:%d: PRODSIM_ASSERT failed: %s%s%s\n", file, line,
-               expr, msg != nullptr ? ": " : "", msg != nullptr ? msg : "");
+  std::fprintf(stderr, "%s:%d: PRODSIM_ASSERT failed: %s%s%s\n", file, line, expr,
+               msg != nullptr ? ": " : "", msg != nullptr ? msg : "");
   std::fflush(stderr);
   std::abort();
 }

@@ -1,6 +1,6 @@
 // Tiny local stand-ins for the status macros that Abseil 20220623 lacks.
-#ifndef PRODSIM_SIM_CORE_STATUS_MACROS_H_
-#define PRODSIM_SIM_CORE_STATUS_MACROS_H_
+#ifndef PRODSIM_BASE_STATUS_MACROS_H_
+#define PRODSIM_BASE_STATUS_MACROS_H_
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -10,9 +10,9 @@
 
 // RETURN_IF_ERROR(expr): returns the status of `expr` from the enclosing
 // function when it is not OK.
-#define RETURN_IF_ERROR(expr)                      \
-  do {                                             \
-    ::absl::Status prodsim_status_ = (expr);       \
+#define RETURN_IF_ERROR(expr)                          \
+  do {                                                 \
+    ::absl::Status prodsim_status_ = (expr);           \
     if (!prodsim_status_.ok()) return prodsim_status_; \
   } while (0)
 
@@ -24,4 +24,4 @@
   if (!tmp.ok()) return tmp.status();          \
   lhs = std::move(*tmp)
 
-#endif  // PRODSIM_SIM_CORE_STATUS_MACROS_H_
+#endif  // PRODSIM_BASE_STATUS_MACROS_H_
