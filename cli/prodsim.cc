@@ -58,6 +58,7 @@ struct Args {
   std::string timeline_out;
   bool check_expect = false;
   std::string profile;  // --profile: run with this producer profile instead
+  bool check = false;   // print --check: compare, do not print
 };
 
 // Wall time, for the report line only: it never enters a run.
@@ -163,8 +164,18 @@ int Print(const Args& args) {
   Scenario s;
   int code = 0;
   if (!Load(args.files[0], &s, &code)) return code;
-  std::fputs(PrintScenario(s).c_str(), stdout);
-  return 0;
+  const std::string printed = PrintScenario(s);
+  if (!args.check) {
+    std::fputs(printed.c_str(), stdout);
+    return 0;
+  }
+  // Load read the file just now; what it holds is compared byte for byte.
+  std::ifstream in(args.files[0], std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text == printed) return 0;
+  std::printf("%s: not in canonical form (prodsim print %s writes it)\n", args.files[0].c_str(),
+              args.files[0].c_str());
+  return 1;
 }
 
 int Determinism(const Args& args) {
@@ -584,6 +595,10 @@ void DeclareScenarioCommands(CommandLine* cl) {
       return run(*a);
     });
     f.Files(&a->files, "FILE", "the scenario file(s)");
+    if (c.run == Print) {
+      f.Switch("--check", &a->check,
+               "print nothing; exit 1 when the file is not byte for byte what print writes");
+    }
     if (c.run != Run) continue;
     f.Text("--trace", &a->trace_out, "OUT", "write the readable trace of the (single) file to OUT");
     f.Text("--timeline", &a->timeline_out, "OUT.json",

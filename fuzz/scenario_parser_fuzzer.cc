@@ -23,7 +23,7 @@ namespace {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size > 64 * 1024) return 0;  // the format's files are small
+  if (size > size_t{64} * 1024) return 0;  // the format's files are small
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   absl::StatusOr<scenarios::Scenario> s = scenarios::ParseScenario(text, "fuzz");
   if (!s.ok()) {

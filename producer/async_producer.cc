@@ -1204,13 +1204,13 @@ sim::Task<absl::StatusOr<std::unique_ptr<AsyncProducer>>> AsyncProducer::New(
   absl::StatusOr<std::shared_ptr<Client>> client =
       co_await Client::New(env, std::move(addrs), std::move(conf));
   if (!client.ok()) co_return client.status();
-  co_return co_await Start(std::move(*client), /*owns=*/true, profile);
+  co_return co_await Start(std::move(*client), /*owns_client=*/true, profile);
 }
 
 // sarama v1.42.1 async_producer.go: NewAsyncProducerFromClient
 sim::Task<absl::StatusOr<std::unique_ptr<AsyncProducer>>> AsyncProducer::FromClient(
     std::shared_ptr<Client> client, Profile profile) {
-  co_return co_await Start(std::move(client), /*owns=*/false, profile);
+  co_return co_await Start(std::move(client), /*owns_client=*/false, profile);
 }
 
 }  // namespace sarama
