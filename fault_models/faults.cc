@@ -62,6 +62,31 @@ class Partition final : public Fault {
   FaultParams p_;
 };
 
+// The producer's host loses its network: a partition from every broker,
+// both ways (TCP holds the bytes; they arrive on heal, in order).
+class Isolate final : public Fault {
+ public:
+  explicit Isolate(FaultParams p) : p_(std::move(p)) {}
+  void Apply(World& w) override {
+    ForEveryBroker(w, [&](net::NodeId a, net::NodeId b) { w.network->Partition(a, b); });
+  }
+  void Heal(World& w) override {
+    ForEveryBroker(w, [&](net::NodeId a, net::NodeId b) { w.network->Heal(a, b); });
+  }
+  bool Lasting() const override { return true; }
+  std::string Describe() const override { return "isolate the client from every broker"; }
+
+ private:
+  template <class Fn>
+  static void ForEveryBroker(World& w, Fn fn) {
+    PRODSIM_ASSERT(w.cluster->broker_count() > 0);
+    for (int32_t b = 0; b < w.cluster->broker_count(); ++b) {
+      ForDirections(w, kafka::BrokerId{b}, Direction::kBoth, fn);
+    }
+  }
+  FaultParams p_;
+};
+
 class Crash final : public Fault {
  public:
   explicit Crash(FaultParams p) : p_(std::move(p)) {}
@@ -379,6 +404,7 @@ absl::StatusOr<std::unique_ptr<Fault>> MakeFault(const FaultParams& p) {
     case FaultKind::kBlackhole: return std::make_unique<Blackhole>(p);
     case FaultKind::kConnectHang: return std::make_unique<ConnectHang>(p);
     case FaultKind::kLogDirFailure: return std::make_unique<LogDirFailure>(p);
+    case FaultKind::kIsolate: return std::make_unique<Isolate>(p);
     case FaultKind::kMockError: return std::make_unique<MockError>(p);
     case FaultKind::kMockDropResponse: return std::make_unique<MockDropResponse>(p);
   }

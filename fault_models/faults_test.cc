@@ -80,7 +80,7 @@ TEST(FaultsTest, RegistryNamesRoundTrip) {
   }
   EXPECT_FALSE(FaultKindFromName("meteor").has_value());
   EXPECT_EQ(KindsDrawnIn<DrawStep::kSwarm>().size() + KindsDrawnIn<DrawStep::kWedge>().size() +
-                KindsDrawnIn<DrawStep::kLate>().size(),
+                KindsDrawnIn<DrawStep::kLate>().size() + KindsDrawnIn<DrawStep::kByHand>().size(),
             kFaultKindCount);
 }
 
@@ -129,6 +129,34 @@ TEST(FaultsTest, PartitionBothWaysThenHeals) {
   EXPECT_TRUE(both);
   EXPECT_FALSE(w.network.Partitioned(w.client, b));
   EXPECT_FALSE(w.network.Partitioned(b, w.client));
+}
+
+// isolate cuts the client from every broker, both ways, for its duration,
+// and leaves the brokers' links to each other alone.
+TEST(FaultsTest, IsolateCutsEveryBrokerThenHeals) {
+  World0 w;
+  FaultSchedule s;
+  FaultParams p = Params(FaultKind::kIsolate, Duration::Seconds(1), Duration::Seconds(1));
+  s.Add(p, *MakeFault(p));
+  const int32_t n = w.cluster.broker_count();
+  ASSERT_GE(n, 2);
+  int32_t cut = 0;
+  bool between_brokers = true;
+  RunWith(w, s, Duration::Millis(1500), [&] {
+    for (int32_t i = 0; i < n; ++i) {
+      const net::NodeId b = w.cluster.broker(BrokerId(i)).node();
+      cut += w.network.Partitioned(w.client, b) && w.network.Partitioned(b, w.client) ? 1 : 0;
+    }
+    between_brokers = w.network.Partitioned(w.cluster.broker(BrokerId(0)).node(),
+                                            w.cluster.broker(BrokerId(1)).node());
+  });
+  EXPECT_EQ(cut, n);
+  EXPECT_FALSE(between_brokers);
+  for (int32_t i = 0; i < n; ++i) {
+    const net::NodeId b = w.cluster.broker(BrokerId(i)).node();
+    EXPECT_FALSE(w.network.Partitioned(w.client, b)) << i;
+    EXPECT_FALSE(w.network.Partitioned(b, w.client)) << i;
+  }
 }
 
 // A one-way partition holds only its direction.

@@ -45,6 +45,7 @@ enum class FaultKind : uint8_t {
   kBlackhole,
   kConnectHang,
   kLogDirFailure,
+  kIsolate,
   kMockError,
   kMockDropResponse,
 };
@@ -122,8 +123,10 @@ enum class Realism : uint8_t { kRealistic, kMock };
 // kind. Each step came later than the one before, and drawing it after
 // everything earlier kept every seed's and every input's older draws:
 // kSwarm with the first faults, kWedge after the producer's settings,
-// kLate after the wedges, with the application's drain.
-enum class DrawStep : uint8_t { kSwarm, kWedge, kLate };
+// kLate after the wedges, with the application's drain. kByHand: no
+// generator draws the kind (a new kind starts here: drawing it in an
+// existing step would change what every seed and input generates).
+enum class DrawStep : uint8_t { kSwarm, kWedge, kLate, kByHand };
 
 struct FaultKindInfo {
   FaultKind kind;
@@ -310,6 +313,18 @@ inline constexpr FaultKindInfo kFaultKindInfo[] = {
             "leadership",
     },
     {
+        .kind = FaultKind::kIsolate,
+        .name = "isolate",
+        .reads = kFieldDuration | kFieldHeal,
+        .needs = 0,
+        .realism = Realism::kRealistic,
+        .step = DrawStep::kByHand,
+        .draw_order = 0,
+        .self_healing = false,
+        .doc = "cuts the network between the producer and every broker (the producer's host "
+               "loses its network); held bytes arrive on heal",
+    },
+    {
         .kind = FaultKind::kMockError,
         .name = "mock.error",
         .reads =
@@ -396,7 +411,7 @@ constexpr bool DrawOrdersValid(DrawStep step) {
   return true;
 }
 static_assert(DrawOrdersValid(DrawStep::kSwarm) && DrawOrdersValid(DrawStep::kWedge) &&
-                  DrawOrdersValid(DrawStep::kLate),
+                  DrawOrdersValid(DrawStep::kLate) && DrawOrdersValid(DrawStep::kByHand),
               "kFaultKindInfo: draw orders 0..n-1 within each step, the mocks last");
 
 template <DrawStep kStep>
