@@ -11,6 +11,7 @@
 namespace checks::families {
 
 // ordering_checks.cc
+std::unique_ptr<Check> MakeLogOffsetsContiguous();
 std::unique_ptr<Check> MakeAckedBatchesInOrder();
 std::unique_ptr<Check> MakeLogSequencesContiguous();
 std::unique_ptr<Check> MakeNoDuplicates();

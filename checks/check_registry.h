@@ -25,6 +25,7 @@
 namespace checks {
 
 // The checks' names, for code that refers to one check.
+inline constexpr std::string_view kLogOffsetsContiguous = "log-offsets-contiguous";
 inline constexpr std::string_view kAckedBatchesInOrder = "acked-batches-in-order";
 inline constexpr std::string_view kLogSequencesContiguous = "log-sequences-contiguous";
 inline constexpr std::string_view kNoDuplicates = "no-duplicates";
@@ -58,6 +59,12 @@ struct CheckInfo {
 };
 
 inline constexpr CheckInfo kCheckTable[] = {
+    // The cluster's own rule, before anything is read from its logs: a
+    // failure is the model's, never the producer's (harness-error).
+    {kLogOffsetsContiguous, Verdict::kHarnessError, false, false,
+     "every final log starts at offset 0 and each batch at the offset after the one before "
+     "(Kafka's leader assigns offsets so; the model holds no retention or compaction)",
+     families::MakeLogOffsetsContiguous},
     {kAckedBatchesInOrder, Verdict::kSafety, false, false,
      "an idempotent producer's acks of a partition and epoch follow its sequence, no gap or "
      "repeat",

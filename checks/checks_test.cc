@@ -381,6 +381,32 @@ TEST(NoDuplicates, AcrossPartitionsAndNonIdempotent) {
   EXPECT_FALSE(EvaluateCheck("no-duplicates", r).has_value());
 }
 
+// --- log-offsets-contiguous
+
+// The clean record's logs start at 0 and run on without a gap.
+TEST(LogOffsetsContiguous, CleanPasses) {
+  EXPECT_FALSE(EvaluateCheck("log-offsets-contiguous", CleanRecord()).has_value());
+}
+
+// Canary: a batch past the end of t/1 (a gap), and one over the batch
+// before it on t/0 (an overlap); the model must never write either.
+TEST(LogOffsetsContiguous, GapAndOverlapFail) {
+  RunRecord r = CleanRecord();
+  const int64_t end = static_cast<int64_t>(r.kafka.final_logs[Tp(1)].size());
+  ASSERT_GT(end, 0);
+  int64_t t1_end = 0;
+  for (const kafka::LogEntry& e : r.kafka.final_logs[Tp(1)]) {
+    t1_end = e.base_offset.value + static_cast<int64_t>(e.record_ids.size());
+  }
+  r.kafka.final_logs[Tp(1)].push_back(Entry(t1_end + 2, 0, 7, {7}));
+  ExpectViolation("log-offsets-contiguous", r,
+                  absl::StrCat("t/1 batch at offset ", t1_end + 2, " where the log ends at ",
+                               t1_end));
+  r = CleanRecord();
+  r.kafka.final_logs[Tp(0)].push_back(Entry(0, 0, 9, {9}));
+  ExpectViolation("log-offsets-contiguous", r, "t/0 batch at offset 0 where the log ends at");
+}
+
 // --- per-partition-order
 
 // The clean record's logs follow produce order.

@@ -200,6 +200,40 @@ class LogSequencesContiguous final : public Check {
 // ---------------------------------------------------------------------------
 // no-duplicates
 
+// Kafka's leader gives each appended batch the offsets after the log end
+// (Log.append, LogValidator's assignOffsets), truncation keeps a prefix,
+// and the model has no retention or compaction, so a final log covers
+// 0..n-1 without a gap or an overlap. A failure is the cluster model's.
+class LogOffsetsContiguous final : public Check {
+ public:
+  std::string_view name() const override { return kLogOffsetsContiguous; }
+  std::optional<Violation> Evaluate(const RunRecord& r) const override {
+    Witnesses w;
+    Subject subject;
+    for (const auto& [tp, entries] : r.kafka.final_logs) {
+      int64_t next = 0;  // the offset the next batch must start at
+      for (const LogEntry& e : entries) {
+        PRODSIM_ASSERT(!e.record_ids.empty());
+        const int64_t base = e.base_offset.value;
+        if (base != next) {
+          if (w.empty()) subject = EntrySubject(r.kafka, tp, e);
+          w.Add([&, &tp = tp, next] {
+            return absl::StrCat(Tp(tp.topic, tp.partition.value), " batch at offset ", base,
+                                " where the log ends at ", next);
+          });
+        }
+        next = base + static_cast<int64_t>(e.record_ids.size());
+      }
+    }
+    if (w.empty()) return std::nullopt;
+    return MakeViolation(name(),
+                         absl::StrCat(w.total(),
+                                      " batch(es) in the final logs not where the log ended: "
+                                      "the cluster model broke Kafka's offset rule"),
+                         w, std::move(subject));
+  }
+};
+
 class NoDuplicates final : public Check {
  public:
   std::string_view name() const override { return kNoDuplicates; }
@@ -327,6 +361,9 @@ class PerPartitionOrder final : public Check {
 std::unique_ptr<Check> MakeAckedBatchesInOrder() { return std::make_unique<AckedBatchesInOrder>(); }
 std::unique_ptr<Check> MakeLogSequencesContiguous() {
   return std::make_unique<LogSequencesContiguous>();
+}
+std::unique_ptr<Check> MakeLogOffsetsContiguous() {
+  return std::make_unique<LogOffsetsContiguous>();
 }
 std::unique_ptr<Check> MakeNoDuplicates() { return std::make_unique<NoDuplicates>(); }
 std::unique_ptr<Check> MakePerPartitionOrder() { return std::make_unique<PerPartitionOrder>(); }

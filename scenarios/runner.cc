@@ -305,12 +305,13 @@ void RecordProducerGoroutines(World& w) {
 }
 
 // The order in which the classes of the checks' verdicts decide a run: a
-// client that did not run its job first (no other verdict can be drawn from
-// it), then a crash, an assertion, safety, and liveness last (what is stuck
-// may be stuck because of any of the others).
-constexpr Verdict kDecidingOrder[] = {Verdict::kClientFailure, Verdict::kPanic,
-                                      Verdict::kProducerAssertion, Verdict::kSafety,
-                                      Verdict::kLiveness};
+// broken model first (nothing it recorded can be trusted), a client that did
+// not run its job (no other verdict can be drawn from it), then a crash, an
+// assertion, safety, and liveness last (what is stuck may be stuck because
+// of any of the others).
+constexpr Verdict kDecidingOrder[] = {Verdict::kHarnessError, Verdict::kClientFailure,
+                                      Verdict::kPanic,        Verdict::kProducerAssertion,
+                                      Verdict::kSafety,       Verdict::kLiveness};
 
 // The verdict a violation of `check` yields (checks/check_registry.h); a
 // name the registry does not know is a safety check's.
