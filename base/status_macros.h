@@ -17,11 +17,14 @@
   } while (0)
 
 // ASSIGN_OR_RETURN(lhs, expr): `lhs = *expr` or return its status.
+// `lhs` may be a declaration (auto x), so no parentheses can go round it.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define ASSIGN_OR_RETURN(lhs, expr) \
   ASSIGN_OR_RETURN_IMPL_(PRODSIM_CONCAT_(prodsim_or_, __LINE__), lhs, expr)
 #define ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
   auto tmp = (expr);                           \
   if (!tmp.ok()) return tmp.status();          \
   lhs = std::move(*tmp)
+// NOLINTEND(bugprone-macro-parentheses)
 
 #endif  // PRODSIM_BASE_STATUS_MACROS_H_

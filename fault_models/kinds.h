@@ -135,7 +135,7 @@ struct FaultKindInfo {
   FaultFieldSet needs;  // of those, the ones without a usable default
   Realism realism;
   DrawStep step;
-  int8_t draw_order;  // the kind's index in its step's list
+  uint8_t draw_order;  // the kind's index in its step's list
   // Heals at the end of `duration` by itself (the cluster or network was
   // told the end time), so the schedule only records the heal.
   bool self_healing;

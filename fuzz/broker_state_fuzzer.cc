@@ -43,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const uint8_t a = data[i], b = data[i + 1], c = data[i + 2], d = data[i + 3];
     const int64_t pid = (a & 3) == 0 ? -1 : (a & 3);  // 0: not idempotent
     const std::vector<kafka::state_model::LogBatch> cache = m.Cache(pid);
-    const int16_t current = cache.empty() ? 0 : cache.back().epoch;
+    const int16_t current = cache.empty() ? int16_t{0} : static_cast<int16_t>(cache.back().epoch);
     const int16_t epoch =
         static_cast<int16_t>(std::max(0, current + static_cast<int>((a >> 2) % 4) - 1));
     const int32_t count = 1 + (d % 5);

@@ -272,7 +272,7 @@ Config NewConfig() {
 
   c.metadata.retry.max = 3;
   c.metadata.retry.backoff = sim::Duration::Millis(250);
-  c.metadata.refresh_frequency = sim::Duration::Seconds(10 * 60);
+  c.metadata.refresh_frequency = sim::Duration::Seconds(int64_t{10} * 60);
   c.metadata.full = true;
   c.metadata.allow_auto_topic_creation = true;
 

@@ -861,12 +861,12 @@ std::string_view TypeText(const Field& f) {
     case Type::kInt: return "integer";
     case Type::kBool: return "boolean";
     case Type::kDuration: return "duration";
-    case Type::kString: return "string";
-    case Type::kEnum: return "string";
-    case Type::kAcks: return "string or integer";
+    case Type::kString:
+    case Type::kEnum:
     case Type::kVersion: return "string";
+    case Type::kAcks: return "string or integer";
     case Type::kHex: return "hex string";
-    case Type::kNameList: return "array of strings";
+    case Type::kNameList:
     case Type::kSiteList: return "array of strings";
   }
   return "?";

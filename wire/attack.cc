@@ -121,7 +121,7 @@ void SendAndDrop(std::string_view bytes, Duration wait = Duration::Millis(500)) 
 void RandomBytes() {
   std::mt19937_64 rng(2026);
   for (int i = 0; i < 20; ++i) {
-    std::string junk(64 * 1024, '\0');
+    std::string junk(size_t{64} * 1024, '\0');
     for (char& ch : junk) ch = static_cast<char>(rng());
     SendAndDrop(junk, Duration::Millis(200));
   }

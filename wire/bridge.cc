@@ -67,7 +67,7 @@ constexpr sim::Duration kDialTimeout = sim::Duration::Seconds(1);
 
 // One read's bytes: the most the bridge reads past a whole frame that must
 // wait.
-constexpr size_t kReadChunkBytes = 64 * 1024;
+constexpr size_t kReadChunkBytes = size_t{64} * 1024;
 
 // One history event or log entry with its containers' bookkeeping, for the
 // estimates below (the largest event struct is about 130 bytes; the rest
@@ -586,7 +586,7 @@ bool Bridge::EnforceHeldBytes(const ConnPtr& c) {
 void Bridge::Close(const ConnPtr& conn, bool reset) {
   // Hold the connection: the caller's reference may be the one in conns_
   // (CloseAll passes the map's own element), which the erase below frees.
-  const ConnPtr c = conn;
+  const ConnPtr c = conn;  // NOLINT(performance-unnecessary-copy-initialization): the hold
   if (c->closed) return;
   c->closed = true;
   loop_.Remove(c->fd);

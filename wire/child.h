@@ -30,7 +30,7 @@
 
 namespace wire {
 
-inline constexpr size_t kStderrKeptBytes = 64 * 1024;
+inline constexpr size_t kStderrKeptBytes = size_t{64} * 1024;
 // A stdout line longer than this is cut there (and counts as garbage for
 // the protocol reader): a runaway client cannot fill prodsim's memory.
 inline constexpr size_t kLineBytesMax = 1 << 20;

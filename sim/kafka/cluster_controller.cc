@@ -83,7 +83,7 @@ void Cluster::ElectLeader(const TopicPartition& tp, PartitionState& p) {
   }
   ++p.leader_epoch;
   sched_.trace().Note(sched_.now(), sched_.current_id(), 0x656c6563 /*elec*/,
-                      static_cast<uint64_t>(p.leader.value + 1), [&] {
+                      static_cast<uint64_t>(p.leader.value) + 1, [&] {
                         return absl::StrCat("controller: ", tp.ToString(), " leader ",
                                             p.leader.value, " epoch ", p.leader_epoch);
                       });

@@ -351,7 +351,7 @@ ProducePartitionResponse Cluster::AppendAsLeader(Broker* b, const TopicPartition
     return out;
   }
   if (batch.compression >= 0 && batch.compression <= 4) {
-    ++history_->batches_by_compression[static_cast<size_t>(batch.compression)];
+    ++history_->batches_by_compression[static_cast<uint8_t>(batch.compression)];
   }
   // Wire mode: a batch that failed the codec's validation (a bad CRC, a
   // count that does not match, a stream that does not decompress) is

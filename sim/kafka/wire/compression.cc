@@ -72,8 +72,8 @@ std::string Gzip(std::string_view in) {
 // --- snappy (xerial's framing, or one raw block) ------------------------------
 
 constexpr std::array<unsigned char, 8> kXerialMagic = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0};
-constexpr size_t kXerialHeaderBytes = 16;        // the magic, version and compatible version
-constexpr size_t kXerialBlockBytes = 32 * 1024;  // SnappyOutputStream's default block
+constexpr size_t kXerialHeaderBytes = 16;  // the magic, version and compatible version
+constexpr size_t kXerialBlockBytes = size_t{32} * 1024;  // SnappyOutputStream's default block
 
 uint32_t BigEndian32(std::string_view b) {
   return static_cast<uint32_t>(static_cast<unsigned char>(b[0])) << 24 |
