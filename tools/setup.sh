@@ -8,6 +8,9 @@ packages=(
   libtomlplusplus-dev libbenchmark-dev librdkafka-dev pkg-config
   # prodsim's command line (cli/flags.h): CLI11, header-only.
   libcli11-dev
+  # tools/lint.sh: the style rules (.clang-format, .clang-tidy), and python3
+  # to read the build's compile_commands.json.
+  clang-format clang-tidy python3
   # The wire codec takes compressed record batches as a Kafka 2.6 broker
   # does: gzip, snappy, lz4 and zstd.
   zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev
