@@ -57,7 +57,7 @@ inline constexpr VerdictInfo kVerdictTable[] = {
      "the producer returned Sarama's own assertion error, or a real client raised a fatal "
      "error (a finding, not a prodsim failure)"},
     {Verdict::kHarnessError, "harness-error", 70,  // EX_SOFTWARE
-     "the world could not be built as described"},
+     "the world could not be built as described, or the cluster model broke a rule of Kafka's"},
     {Verdict::kClientFailure, "client-failure", 5,
      "a real client crashed, exited early, hung, printed what is not the driver protocol, sent "
      "malformed frames, or did not offer every message of its job (wire mode)"},
