@@ -49,7 +49,7 @@ TEST(Verdicts, ExitCodeTable) {
   EXPECT_TRUE(lines.back().starts_with("| 70 | harness-error: ")) << lines.back();
 }
 
-// The rows of README.md's exit-code table ("| exit code | verdict |"), by
+// The rows of docs/usage.md's exit-code table ("| exit code | verdict |"), by
 // code: the text of the verdict cell.
 std::map<int, std::string> ReadmeExitCodes(const std::string& readme) {
   std::map<int, std::string> rows;
@@ -71,18 +71,19 @@ std::map<int, std::string> ReadmeExitCodes(const std::string& readme) {
   return rows;
 }
 
-// README.md's exit-code table, if it has one, gives each verdict its exit
-// code and names it (README's "harness error" with a space for the
-// hyphen). Until README carries ExitCodeTable() itself, the codes and names
-// are what is tied; the CLI's own codes (64, 65, 66, 73) are not verdicts.
+// docs/usage.md's exit-code table gives each verdict its exit code and
+// names it ("harness error" with a space for the hyphen). Until it carries
+// ExitCodeTable() itself, the codes and names are what is tied; the CLI's
+// own codes (64, 65, 66, 73) are not verdicts.
 TEST(Verdicts, ReadmeExitCodesMatchTheTable) {
-  const std::filesystem::path readme_path = std::filesystem::path(PRODSIM_SOURCE_DIR) / "README.md";
+  const std::filesystem::path readme_path =
+      std::filesystem::path(PRODSIM_SOURCE_DIR) / "docs" / "usage.md";
   std::ifstream in(readme_path);
-  if (!in) GTEST_SKIP() << "no README.md at " << readme_path;
+  ASSERT_TRUE(in) << "no " << readme_path;
   std::stringstream text;
   text << in.rdbuf();
   const std::map<int, std::string> rows = ReadmeExitCodes(text.str());
-  if (rows.empty()) GTEST_SKIP() << "README.md has no exit-code table";
+  ASSERT_FALSE(rows.empty()) << readme_path << " has no exit-code table";
   for (const VerdictInfo& info : kVerdictTable) {
     SCOPED_TRACE(info.name);
     const auto it = rows.find(info.exit_code);
