@@ -117,14 +117,14 @@ void ExpectViolation(std::string_view check, const RunRecord& r, std::string_vie
 TEST(Registry, NamesInFixedOrder) {
   std::vector<std::string> names;
   for (const auto& c : AllChecks()) names.emplace_back(c->name());
-  EXPECT_THAT(names,
-              ElementsAre("acked-batches-in-order", "log-sequences-contiguous", "no-duplicates",
-                          "per-partition-order", "acked-are-durable", "every-message-one-outcome",
-                          "not-persisted-absent", "no-panic", "no-producer-assertion",
-                          "no-broker-sequence-error", "retry-pacing", "no-leaked-goroutines",
-                          "no-fatal-error", "client-crashed", "client-exited-early", "client-hung",
-                          "client-output-garbage", "client-malformed-frame", "client-lost-messages",
-                          "liveness"));
+  EXPECT_THAT(
+      names, ElementsAre("log-offsets-contiguous", "acked-batches-in-order",
+                         "log-sequences-contiguous", "no-duplicates", "per-partition-order",
+                         "acked-are-durable", "every-message-one-outcome", "not-persisted-absent",
+                         "no-panic", "no-producer-assertion", "no-broker-sequence-error",
+                         "retry-pacing", "no-leaked-goroutines", "no-fatal-error", "client-crashed",
+                         "client-exited-early", "client-hung", "client-output-garbage",
+                         "client-malformed-frame", "client-lost-messages", "liveness"));
   for (const std::string& n : names) {
     ASSERT_NE(FindCheck(n), nullptr);
     EXPECT_EQ(FindCheck(n)->name(), n);
@@ -399,9 +399,9 @@ TEST(LogOffsetsContiguous, GapAndOverlapFail) {
     t1_end = e.base_offset.value + static_cast<int64_t>(e.record_ids.size());
   }
   r.kafka.final_logs[Tp(1)].push_back(Entry(t1_end + 2, 0, 7, {7}));
-  ExpectViolation("log-offsets-contiguous", r,
-                  absl::StrCat("t/1 batch at offset ", t1_end + 2, " where the log ends at ",
-                               t1_end));
+  ExpectViolation(
+      "log-offsets-contiguous", r,
+      absl::StrCat("t/1 batch at offset ", t1_end + 2, " where the log ends at ", t1_end));
   r = CleanRecord();
   r.kafka.final_logs[Tp(0)].push_back(Entry(0, 0, 9, {9}));
   ExpectViolation("log-offsets-contiguous", r, "t/0 batch at offset 0 where the log ends at");
