@@ -254,6 +254,11 @@ TEST(SchemaTest, ValueListsMatchTheModel) {
   for (const fault_models::FaultKind k : internal::kLateFaultKinds) {
     EXPECT_TRUE(generated.insert(fault_models::FaultKindName(k)).second) << "drawn twice";
   }
+  // And the kinds no generator draws (written by hand only).
+  for (const fault_models::FaultKind k :
+       fault_models::KindsDrawnIn<fault_models::DrawStep::kByHand>()) {
+    EXPECT_TRUE(generated.insert(fault_models::FaultKindName(k)).second) << "drawn and by hand";
+  }
   EXPECT_EQ(table, generated);
 }
 
