@@ -46,10 +46,7 @@ grep -q "answered as a duplicate (request ids=2)" "$out/sequence-reuse/trial-1-h
 # a generated scenario fails with sequence-reuse, the new signature's file
 # is shrunk over the wire (kept while 2 of 2 trials fail the same way), and
 # prodsim shrink --client does the same for one file.
-# 12 runs: the fake client gives up on a connection reset (exit 1, a
-# client-crashed trial) about half the time, and 6 runs found no
-# sequence-reuse in about one test run of six, on the base commit too.
-"$prodsim" explore --base="$file" --client="$fake sequence-reuse" --runs=12 --keep-going \
+"$prodsim" explore --base="$file" --client="$fake sequence-reuse" --runs=6 --keep-going \
   --out="$out/explore" --shrink-trials=2 --shrink-needed=2 --shrink-time=15s >"$out/explore.log" 2>&1
 if grep -q "found: seed [0-9]*: safety \[acked-are-durable\] sequence-reuse@fake client=fake" "$out/explore.log" &&
    grep -q 'signature = "sequence-reuse@fake"' "$out/explore/new-sequence-reuse.toml" &&
