@@ -221,6 +221,20 @@ struct ExploreArgs {
   Duration shrink_time = Duration::Seconds(600);
 };
 
+// The search's world over the wire for `client` (explore --client, shrink
+// --client), each trial bounded by `bound`; nullopt after printing why not.
+std::optional<search::World> RealWorld(const std::string& client, Duration bound) {
+  wire::RealOptions real;
+  real.client = client;
+  real.bound = bound;
+  absl::StatusOr<search::World> w = search::World::Real(real);
+  if (!w.ok()) {
+    std::fprintf(stderr, "prodsim: %s\n", std::string(w.status().message()).c_str());
+    return std::nullopt;
+  }
+  return *std::move(w);
+}
+
 int Explore(const ExploreArgs& a) {
   if (a.shrink_needed > a.shrink_trials) {
     return Usage(absl::StrCat("--shrink-needed=", a.shrink_needed,
@@ -238,15 +252,9 @@ int Explore(const ExploreArgs& a) {
   if (!a.out.empty() && !cli::MakeDirectory(a.out)) return kExitCantCreate;
   search::World world = search::World::Model();
   if (!a.client.empty()) {
-    wire::RealOptions real;
-    real.client = a.client;
-    real.bound = a.bound;
-    absl::StatusOr<search::World> w = search::World::Real(real);
-    if (!w.ok()) {
-      std::fprintf(stderr, "prodsim: %s\n", std::string(w.status().message()).c_str());
-      return kExitUsage;
-    }
-    world = *std::move(w);
+    std::optional<search::World> real = RealWorld(a.client, a.bound);
+    if (!real) return kExitUsage;
+    world = *std::move(real);
   }
   o.out = a.out;
   o.runs = a.runs;
@@ -298,15 +306,8 @@ int ShrinkCommand(const ShrinkArgs& a) {
   const auto started = WallClock::now();
   std::optional<search::World> world;
   if (!client.empty()) {
-    wire::RealOptions real;
-    real.client = client;
-    real.bound = a.bound;
-    absl::StatusOr<search::World> w = search::World::Real(real);
-    if (!w.ok()) {
-      std::fprintf(stderr, "prodsim: %s\n", std::string(w.status().message()).c_str());
-      return kExitUsage;
-    }
-    world = *std::move(w);
+    world = RealWorld(client, a.bound);
+    if (!world) return kExitUsage;
   }
   std::printf("shrinking %s: %s%s\n", file.c_str(), DescribeSize(s).c_str(),
               world ? absl::StrCat("; over the wire with ", client, ": a change is kept when ",
