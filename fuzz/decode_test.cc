@@ -421,7 +421,7 @@ TEST(DecodeStabilityTest, LateFieldsReadLastShiftNoOtherField) {
       return f.kind == fault_models::FaultKind::kLogDirFailure;
     });
     failures += with.faults.size() < before ? 1 : 0;
-    drained += with.workload.drain != "prompt" ? 1 : 0;
+    drained += with.workload.drain != Drain::kPrompt ? 1 : 0;
     with.workload.drain = without.workload.drain;
     with.workload.drain_delay = without.workload.drain_delay;
     with.schedule.tape = without.schedule.tape;
@@ -434,7 +434,7 @@ TEST(DecodeStabilityTest, LateFieldsReadLastShiftNoOtherField) {
   EXPECT_GT(drained, 200);
   // An empty input: no failure, prompt.
   const Scenario empty = Decode(base, AsBytes(std::string()));
-  EXPECT_EQ(empty.workload.drain, "prompt");
+  EXPECT_EQ(empty.workload.drain, Drain::kPrompt);
   EXPECT_TRUE(empty.faults.empty());
 }
 

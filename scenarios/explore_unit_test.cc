@@ -114,7 +114,7 @@ TEST(ExploreTest, LateDrawsShiftNoOtherDraw) {
       return f.kind == fault_models::FaultKind::kLogDirFailure;
     });
     failures += s.faults.size() < before ? 1 : 0;
-    drained += s.workload.drain != "prompt" ? 1 : 0;
+    drained += s.workload.drain != Drain::kPrompt ? 1 : 0;
     s.workload.drain = without.workload.drain;
     s.workload.drain_delay = without.workload.drain_delay;
     EXPECT_EQ(s, without);
@@ -125,7 +125,7 @@ TEST(ExploreTest, LateDrawsShiftNoOtherDraw) {
   EXPECT_LT(drained, 300);
   // Over the wire the drain stays prompt: the driver reads its outcomes.
   for (uint64_t seed = 1; seed <= 50; ++seed) {
-    EXPECT_EQ(Generate(Base(), seed, {.client = "librdkafka"}).workload.drain, "prompt");
+    EXPECT_EQ(Generate(Base(), seed, {.client = "librdkafka"}).workload.drain, Drain::kPrompt);
   }
 }
 

@@ -202,19 +202,20 @@ bool LateFields(IO& io, const ClusterSpec& c, Duration heal_by, Duration read_ti
     f->kind = kLateFaultKinds[0];
     FaultFields(io, c, heal_by, read_timeout, f);
   }
-  bool later = w->drain != "prompt";
+  bool later = w->drain != Drain::kPrompt;
   io.Flag(&later);
   if (!later) {
-    w->drain = "prompt";
+    w->drain = Drain::kPrompt;
     w->drain_delay = Duration();
     return failure;
   }
-  std::string drain = w->drain == "prompt" ? std::string(kLaterDrains[0]) : w->drain;
+  std::string drain =
+      std::string(w->drain == Drain::kPrompt ? kLaterDrains[0] : DrainName(w->drain));
   io.Choice(&drain, kLaterDrains);
-  w->drain = drain;
-  if (drain == "late") {
+  w->drain = *FromName<Drain>(kDrainNames, drain);
+  if (w->drain == Drain::kLate) {
     io.Dur(&w->drain_delay, Duration::Millis(1), Duration::Seconds(5));
-  } else if (drain == "slow") {
+  } else if (w->drain == Drain::kSlow) {
     io.Dur(&w->drain_delay, Duration::Micros(100), Duration::Millis(20));
   } else {
     w->drain_delay = Duration();

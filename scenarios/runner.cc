@@ -81,8 +81,8 @@ absl::StatusOr<sarama::Config> ProducerConfigOf(const ProducerSpec& p) {
   if (p.metadata_retry_max) c.metadata.retry.max = *p.metadata_retry_max;
   if (p.metadata_retry_backoff) c.metadata.retry.backoff = *p.metadata_retry_backoff;
   if (p.metadata_single_flight) c.metadata.single_flight = *p.metadata_single_flight;
-  if (p.test_defect == "no-retry-backoff") c.test_defects.no_retry_backoff = true;
-  if (p.test_defect == "no-read-timeout") c.test_defects.no_read_timeout = true;
+  if (p.test_defect == TestDefect::kNoRetryBackoff) c.test_defects.no_retry_backoff = true;
+  if (p.test_defect == TestDefect::kNoReadTimeout) c.test_defects.no_read_timeout = true;
   if (p.version) {
     absl::StatusOr<sarama::KafkaVersion> v = sarama::ParseKafkaVersion(*p.version, p.profile);
     if (!v.ok()) return v.status();
@@ -98,9 +98,7 @@ absl::StatusOr<kafka::ClusterConfig> ClusterConfigOf(const ClusterSpec& s) {
   for (const TopicSpec& t : s.topics)
     c.topics.push_back({t.name, t.partitions, t.replication_factor});
   c.min_insync_replicas = s.min_insync_replicas;
-  absl::StatusOr<kafka::KafkaVersion> v = kafka::ParseKafkaVersion(s.kafka_version);
-  if (!v.ok()) return v.status();
-  c.version = *v;
+  c.version = s.kafka_version;
   c.metadata_delay_max = s.metadata_delay_max;
   c.replica_fetch_interval = s.replica_fetch_interval;
   c.replica_lag_time_max = s.replica_lag_time_max;
@@ -187,7 +185,7 @@ sim::Task<void> Drain(World* w, const WorkloadSpec* wl) {
   std::optional<bool> stop;
   sim::Chan<sarama::MessagePtr>* sc = w->producer->Successes();
   sim::Chan<sarama::ProducerError>* ec = w->producer->Errors();
-  if (wl->drain == "late") co_await w->sched.Sleep(wl->drain_delay);
+  if (wl->drain == Drain::kLate) co_await w->sched.Sleep(wl->drain_delay);
   while (sc != nullptr || ec != nullptr) {
     int which = 0;
     if (w->stop_reading != nullptr) {
@@ -199,7 +197,7 @@ sim::Task<void> Drain(World* w, const WorkloadSpec* wl) {
     }
     if (which == 0 && !s.has_value()) sc = nullptr;
     if (which == 1 && !e.has_value()) ec = nullptr;
-    if (wl->drain == "slow") co_await w->sched.Sleep(wl->drain_delay);
+    if (wl->drain == Drain::kSlow) co_await w->sched.Sleep(wl->drain_delay);
   }
   CloseReturned(w);
 }
@@ -232,7 +230,7 @@ sim::Task<void> Application(World* w, const Scenario* s, sarama::Config conf,
   }
   w->record.producer_started = true;
   w->producer = std::move(*p);
-  if (s->workload.drain == "close") {
+  if (s->workload.drain == Drain::kClose) {
     w->stop_reading = sim::MakeChan<bool>(w->sched, "app.stop-reading");
   }
   w->sched.Go(std::string(kApplicationTaskPrefix) + "drain", Drain(w, &s->workload));
@@ -289,7 +287,7 @@ sim::Task<void> Application(World* w, const Scenario* s, sarama::Config conf,
   w->producer->AsyncClose();
   // A test defect of the application's, not Sarama's: Sarama's second
   // shutdown goroutine closes the channels the first one closed (a panic).
-  if (s->producer.test_defect == "close-twice") w->producer->AsyncClose();
+  if (s->producer.test_defect == TestDefect::kCloseTwice) w->producer->AsyncClose();
 }
 
 // The producer's goroutines alive at the end of the run, for
@@ -354,7 +352,7 @@ std::string SignatureName(const RunOutput& out) {
 
 ExpectSpec ExpectOf(const RunOutput& out) {
   ExpectSpec e;
-  e.verdict = std::string(VerdictName(out.verdict));
+  e.verdict = out.verdict;
   e.check = out.failing_check;
   if (out.verdict != Verdict::kPass && !out.violations.empty()) e.signature = SignatureName(out);
   return e;
@@ -501,10 +499,10 @@ Scenario WithProfile(const Scenario& s, std::string_view profile) {
   if (own == profile) return out;
   // [expect] follows the file's own profile; remember it among the others
   // so that MatchesExpect finds every profile's entry the same way.
-  if (out.expect.has_value() && !out.expect->verdict.empty()) {
+  if (out.expect.has_value() && out.expect->verdict.has_value()) {
     out.expect->profiles.push_back(
-        ProfileExpectSpec{own, out.expect->verdict, out.expect->check, out.expect->signature});
-    out.expect->verdict.clear();
+        ProfileExpectSpec{own, *out.expect->verdict, out.expect->check, out.expect->signature});
+    out.expect->verdict.reset();
     out.expect->check.clear();
     out.expect->signature.clear();
   }
@@ -517,8 +515,9 @@ Scenario WithProfile(const Scenario& s, std::string_view profile) {
 bool MatchesExpect(const Scenario& s, const RunOutput& out, std::string* why) {
   const std::string own(sarama::ProfileName(s.producer.profile));
   if (!s.expect.has_value()) return true;
-  std::string verdict = s.expect->verdict, check = s.expect->check, signature = s.expect->signature;
-  if (verdict.empty()) {
+  std::optional<Verdict> verdict = s.expect->verdict;
+  std::string check = s.expect->check, signature = s.expect->signature;
+  if (!verdict.has_value()) {
     // A profile other than the file's own (WithProfile).
     auto it = std::find_if(s.expect->profiles.begin(), s.expect->profiles.end(),
                            [&](const ProfileExpectSpec& p) { return p.profile == own; });
@@ -530,9 +529,9 @@ bool MatchesExpect(const Scenario& s, const RunOutput& out, std::string* why) {
     check = it->check;
     signature = it->signature;
   }
-  if (VerdictName(out.verdict) != verdict) {
-    *why = absl::StrCat("expected verdict ", verdict, " on ", own, ", got ",
-                        std::string(VerdictName(out.verdict)));
+  if (out.verdict != *verdict) {
+    *why = absl::StrCat("expected verdict ", std::string(VerdictName(*verdict)), " on ", own,
+                        ", got ", std::string(VerdictName(out.verdict)));
     return false;
   }
   if (!check.empty() && check != out.failing_check) {

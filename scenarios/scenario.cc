@@ -648,8 +648,9 @@ void ReadFaults(TableReader& top, const FaultContext& ctx, std::vector<FaultSpec
 
 // A verdict and its check; `name` is the table's name in messages and
 // `verdict` the member the verdict is read into.
+template <typename V>
 void ReadVerdictAndCheck(TableReader& r, const Section& s, std::string_view name, void* section,
-                         const std::string* verdict) {
+                         const V* verdict) {
   const bool has_verdict = r.Has("verdict");
   const bool has_check = r.Has("check");
   ReadField(r, *schema::Find(s, "verdict"), section);
@@ -657,11 +658,11 @@ void ReadVerdictAndCheck(TableReader& r, const Section& s, std::string_view name
   if (!has_verdict) {
     r.diag().Add(r.pos(), absl::StrCat(Av(name), ".verdict is missing"),
                  absl::StrCat("add verdict = one of: ", Join(schema::Verdicts())));
-  } else if (*verdict == "pass" && r.Has("signature")) {
+  } else if (*verdict == checks::Verdict::kPass && r.Has("signature")) {
     r.diag().Add(r.PosOrTable("signature"),
                  absl::StrCat(Av(name), ".signature is set but the verdict is \"pass\""),
                  "a passing run has no failure signature: remove signature");
-  } else if (*verdict == "pass" && has_check) {
+  } else if (*verdict == checks::Verdict::kPass && has_check) {
     r.diag().Add(r.PosOrTable("check"),
                  absl::StrCat(Av(name), ".check is set but the verdict is \"pass\""),
                  "a passing run fails no check: remove check, or expect a failing verdict");

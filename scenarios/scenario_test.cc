@@ -203,7 +203,7 @@ Scenario ExpectedFullExample() {
   s.producer = ExpectedFullExampleProducer();
   s.cluster.brokers = 3;
   s.cluster.min_insync_replicas = 2;
-  s.cluster.kafka_version = "2.5";
+  s.cluster.kafka_version = kafka::KafkaVersion::k2_6;
   s.cluster.replica_lag_time_max = Duration::Seconds(10);
   s.cluster.topics = {{"orders", 4, 3}, {"audit.log", 1, 2}};
   s.network.latency.kind = net::LatencyModel::Kind::kUniform;
@@ -216,16 +216,17 @@ Scenario ExpectedFullExample() {
                 .burst = 4,
                 .value_bytes = 256,
                 .close_at = Duration::Seconds(50),
-                .drain = "prompt",
+                .drain = Drain::kPrompt,
                 .drain_delay = Duration()};
   s.faults = ExpectedFullExampleFaults();
   s.buggify.sites = {"net.delay", "broker.slow_request"};  // canonical order
   s.limits = {
       .steps = 5000000, .time = Duration::Seconds(90), .liveness_grace = Duration::Seconds(30)};
-  s.expect = ExpectSpec{.verdict = "safety",
-                        .check = "acked-batches-in-order",
-                        .signature = "",
-                        .profiles = {ProfileExpectSpec{"sarama-main", "pass", "", ""}}};
+  s.expect =
+      ExpectSpec{.verdict = checks::Verdict::kSafety,
+                 .check = "acked-batches-in-order",
+                 .signature = "",
+                 .profiles = {ProfileExpectSpec{"sarama-main", checks::Verdict::kPass, "", ""}}};
   return s;
 }
 
@@ -955,7 +956,7 @@ ClusterSpec GenCluster() {
     c.topics.push_back(t);
   }
   c.min_insync_replicas = Int32In(1, min_rf);
-  c.kafka_version = OneOf({"0.11", "2.0", "2.4", "2.6"});
+  c.kafka_version = *kafka::ParseKafkaVersion(OneOf({"0.11", "2.0", "2.4", "2.6"}));
   c.metadata_delay_max = GenDuration(Duration(), Duration::Seconds(10));
   c.replica_fetch_interval = GenDuration(Duration::Nanos(1), Duration::Seconds(10));
   c.replica_lag_time_max = GenDuration(Duration::Nanos(1), Duration::Seconds(100));
@@ -1074,9 +1075,10 @@ Scenario GenScenario() {
   }
   s.expect = Maybe<ExpectSpec>([] {
     ExpectSpec e;
-    e.verdict = OneOf({"pass", "safety", "liveness", "deadlock", "producer-assertion",
-                       "harness-error", "client-failure"});
-    if (e.verdict != "pass" && *rc::gen::arbitrary<bool>()) {
+    e.verdict =
+        *checks::ParseVerdict(OneOf({"pass", "safety", "liveness", "deadlock", "producer-assertion",
+                                     "harness-error", "client-failure"}));
+    if (e.verdict != checks::Verdict::kPass && *rc::gen::arbitrary<bool>()) {
       e.check = OneOf(
           {"acked-batches-in-order", "no-duplicates", "liveness", "no-broker-sequence-error"});
     }

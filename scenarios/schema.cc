@@ -25,16 +25,15 @@ constexpr int64_t kPositive = 1;  // the least positive duration, in ns
 
 // The value lists. A new profile (e.g. "sarama-main") is one more entry.
 constexpr std::string_view kProfiles[] = {"sarama-1.42.1", "sarama-main"};
-constexpr std::string_view kTestDefects[] = {"no-retry-backoff", "no-read-timeout", "close-twice"};
+constexpr StringList kTestDefects = kTestDefectNames;
 constexpr std::string_view kPolicies[] = {"fifo", "random", "pct", "go"};
-constexpr std::string_view kDrains[] = {"prompt", "late", "slow", "close"};
+constexpr StringList kDrains = kDrainNames;
 // The verdicts (checks/verdict.h) and the checks (checks/check_registry.h),
 // each described there once.
 constexpr StringList kVerdicts = checks::kVerdictNames;
 constexpr StringList kChecks = checks::kCheckNamesSimulatedFirst;
-// The cluster model's versions: keep in sync with kafka::ParseKafkaVersion.
-constexpr std::string_view kKafkaVersions[] = {"0.11", "2.0", "2.1", "2.2",
-                                               "2.3",  "2.4", "2.5", "2.6"};
+// The cluster model's versions (kafka::ParseKafkaVersion's spellings).
+constexpr StringList kKafkaVersions = kafka::kKafkaVersionSpellings;
 // The error codes the model names (sim/kafka/types.h ErrorCode, without
 // NONE); a test keeps them in sync.
 constexpr std::string_view kKafkaErrors[] = {"UNKNOWN_SERVER_ERROR",

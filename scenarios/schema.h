@@ -225,6 +225,10 @@ inline Value ToValue(fault_models::FaultKind v) {
 inline Value ToValue(fault_models::Direction v) {
   return std::string(fault_models::DirectionKey(v));
 }
+inline Value ToValue(checks::Verdict v) { return std::string(checks::VerdictName(v)); }
+inline Value ToValue(Drain v) { return std::string(DrainName(v)); }
+inline Value ToValue(TestDefect v) { return std::string(TestDefectName(v)); }
+inline Value ToValue(kafka::KafkaVersion v) { return std::string(kafka::KafkaVersionName(v)); }
 inline Value ToValue(kafka::ApiKey v) { return std::string(fault_models::FaultApiKey(v)); }
 inline Value ToValue(kafka::ErrorCode v) {
   return v == kafka::ErrorCode::NONE ? std::string() : kafka::ErrorCodeName(v);
@@ -245,7 +249,7 @@ inline void FromValue(Value v, std::string* out) { *out = std::move(std::get<std
 inline void FromValue(Value v, std::vector<std::string>* out) {
   *out = std::move(std::get<std::vector<std::string>>(v));
 }
-// REQUIRES (the seven below): a name of the field's `values`.
+// REQUIRES (the eleven below): a name of the field's `values`.
 inline void FromValue(Value v, sarama::Profile* out) {
   const absl::StatusOr<sarama::Profile> p = sarama::ParseProfile(std::get<std::string>(v));
   PRODSIM_ASSERT_MSG(p.ok(), "FromValue: an unknown producer profile");
@@ -277,6 +281,27 @@ inline void FromValue(Value v, fault_models::Direction* out) {
       fault_models::DirectionFromKey(std::get<std::string>(v));
   PRODSIM_ASSERT_MSG(d.has_value(), "FromValue: an unknown direction");
   *out = *d;
+}
+inline void FromValue(Value v, checks::Verdict* out) {
+  const absl::StatusOr<checks::Verdict> d = checks::ParseVerdict(std::get<std::string>(v));
+  PRODSIM_ASSERT_MSG(d.ok(), "FromValue: an unknown verdict");
+  *out = *d;
+}
+inline void FromValue(Value v, Drain* out) {
+  const std::optional<Drain> d = FromName<Drain>(kDrainNames, std::get<std::string>(v));
+  PRODSIM_ASSERT_MSG(d.has_value(), "FromValue: an unknown drain");
+  *out = *d;
+}
+inline void FromValue(Value v, TestDefect* out) {
+  const std::optional<TestDefect> d =
+      FromName<TestDefect>(kTestDefectNames, std::get<std::string>(v));
+  PRODSIM_ASSERT_MSG(d.has_value(), "FromValue: an unknown test defect");
+  *out = *d;
+}
+inline void FromValue(Value v, kafka::KafkaVersion* out) {
+  const absl::StatusOr<kafka::KafkaVersion> k = kafka::ParseKafkaVersion(std::get<std::string>(v));
+  PRODSIM_ASSERT_MSG(k.ok(), "FromValue: an unknown Kafka version");
+  *out = *k;
 }
 inline void FromValue(Value v, kafka::ApiKey* out) {
   const std::optional<kafka::ApiKey> a = fault_models::FaultApiFromKey(std::get<std::string>(v));

@@ -145,12 +145,16 @@ TEST(SchemaTest, EveryFieldComesBackThroughAFile) {
         for (const Value& v : OtherValues(f, now)) {
           Scenario s = base;
           f.set(single.of(s), v);
+          // What the member holds: a spelling the reader accepts may be held
+          // as another (kafka_version "2.4" selects the rules of "2.0").
+          const Value held = f.get(single.of(s));
+          if (held == now) continue;
           const std::string text = PrintScenario(s);
           absl::StatusOr<Scenario> back = ParseScenario(text, "x.toml");
           // A cross-field rule, or a field this latency kind does not read
           // (not printed): the next value or base.
           if (!back.ok() || f.get(single.of(*back)) == now) continue;
-          EXPECT_EQ(f.get(single.of(*back)), v) << single.section->header << " " << f.key;
+          EXPECT_EQ(f.get(single.of(*back)), held) << single.section->header << " " << f.key;
           EXPECT_THAT(text, HasSubstr(absl::StrCat("\n", std::string(f.key), " = ")));
           any = true;
         }

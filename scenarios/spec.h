@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "checks/verdict.h"
 #include "fault_models/kinds.h"
 #include "producer/profile.h"
 #include "sim/core/scheduler.h"
@@ -55,6 +56,29 @@ struct ScheduleSpec {
   bool operator==(const ScheduleSpec&) const = default;
 };
 
+// The names a file spells an enum with, in the enum's order: the reader
+// checks them, FromName and NameOf convert (schema::ToValue, FromValue).
+template <typename E, size_t N>
+std::optional<E> FromName(const std::string_view (&names)[N], std::string_view name) {
+  for (size_t i = 0; i < N; ++i) {
+    if (names[i] == name) return static_cast<E>(i);
+  }
+  return std::nullopt;
+}
+
+// [workload] drain: how the application reads Successes and Errors.
+enum class Drain { kPrompt, kLate, kSlow, kClose };
+inline constexpr std::string_view kDrainNames[] = {"prompt", "late", "slow", "close"};
+inline std::string_view DrainName(Drain d) { return kDrainNames[static_cast<size_t>(d)]; }
+
+// [producer] test_defect: a defect switched on in the model on purpose.
+enum class TestDefect { kNoRetryBackoff, kNoReadTimeout, kCloseTwice };
+inline constexpr std::string_view kTestDefectNames[] = {"no-retry-backoff", "no-read-timeout",
+                                                        "close-twice"};
+inline std::string_view TestDefectName(TestDefect d) {
+  return kTestDefectNames[static_cast<size_t>(d)];
+}
+
 // The producer: a profile and Sarama's config fields, by their Sarama
 // names in snake_case (Net.MaxOpenRequests -> net_max_open_requests).
 // Unset fields keep Sarama's defaults (NewConfig).
@@ -82,7 +106,7 @@ struct ProducerSpec {
   std::optional<std::string> version;          // "2.6.0"
   // Not a Sarama field: a defect switched on in the model on purpose, so a
   // test can show the checks catch it (sarama::Config::TestDefects).
-  std::optional<std::string> test_defect;
+  std::optional<TestDefect> test_defect;
 
   bool operator==(const ProducerSpec&) const = default;
 };
@@ -99,7 +123,9 @@ struct ClusterSpec {
   int32_t brokers = 3;
   std::vector<TopicSpec> topics;
   int32_t min_insync_replicas = 1;
-  std::string kafka_version = "2.6";
+  // Read from any of kafka::kKafkaVersionSpellings; written as the
+  // version whose rules it selects (kafka::KafkaVersionName).
+  kafka::KafkaVersion kafka_version = kafka::KafkaVersion::k2_6;
   Duration metadata_delay_max = Duration::Millis(20);
   Duration replica_fetch_interval = Duration::Millis(5);
   Duration replica_lag_time_max = Duration::Seconds(30);
@@ -143,7 +169,7 @@ struct WorkloadSpec {
   // (its reader starts drain_delay after the producer), "slow" (each read
   // followed by drain_delay of work), "close" (it stops its reader when it
   // closes and calls Close, which drains what is left itself).
-  std::string drain = "prompt";
+  Drain drain = Drain::kPrompt;
   Duration drain_delay;
 
   bool operator==(const WorkloadSpec&) const = default;
@@ -207,7 +233,7 @@ struct LimitsSpec {
 // producer.profile replaced, nothing else): [expect.profiles."NAME"].
 struct ProfileExpectSpec {
   std::string profile;
-  std::string verdict;
+  checks::Verdict verdict = checks::Verdict::kPass;
   std::string check;
   std::string signature;
 
@@ -215,8 +241,10 @@ struct ProfileExpectSpec {
 };
 
 struct ExpectSpec {
-  std::string verdict;  // pass | safety | liveness | deadlock | producer-assertion | harness-error
-  std::string check;    // the failing check's name, for a failing verdict
+  // The file's own profile's verdict; unset when WithProfile moved it
+  // among `profiles`.
+  std::optional<checks::Verdict> verdict;
+  std::string check;  // the failing check's name, for a failing verdict
   // The failure's signature (checks/signature.h), "mechanism@function" or
   // "unclassified"; empty: not checked.
   std::string signature;

@@ -183,9 +183,9 @@ absl::StatusOr<scenarios::WorldPlan> PlanRealWorld(const Scenario& s) {
         "mock faults (mock.*) answer what no real broker does; wire mode runs realistic faults "
         "only");
   }
-  if (plan.ok() && s.workload.drain != "prompt") {
+  if (plan.ok() && s.workload.drain != scenarios::Drain::kPrompt) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "workload.drain = \"", s.workload.drain,
+        "workload.drain = \"", std::string(scenarios::DrainName(s.workload.drain)),
         "\" is the model's application; a real client's driver reads its outcomes promptly"));
   }
   return plan;

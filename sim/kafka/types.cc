@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -103,24 +104,26 @@ bool IsRetriable(ErrorCode code) {
 std::ostream& operator<<(std::ostream& os, ErrorCode code) { return os << ErrorCodeName(code); }
 
 absl::StatusOr<KafkaVersion> ParseKafkaVersion(std::string_view text) {
-  struct Spelling {
-    std::string_view text;
-    KafkaVersion version;
-  };
   // The 2.0-2.4 and 2.5-2.6 ranges share their idempotence rules, so each
-  // minor release maps to the model of its range.
-  static constexpr Spelling kSpellings[] = {
-      {"0.11", KafkaVersion::k0_11}, {"2.0", KafkaVersion::k2_0}, {"2.1", KafkaVersion::k2_0},
-      {"2.2", KafkaVersion::k2_0},   {"2.3", KafkaVersion::k2_0}, {"2.4", KafkaVersion::k2_0},
-      {"2.5", KafkaVersion::k2_6},   {"2.6", KafkaVersion::k2_6},
+  // minor release maps to the model of its range (kKafkaVersionSpellings'
+  // order: 0.11, then 2.0..2.4, then 2.5 and 2.6).
+  static constexpr KafkaVersion kModelOf[] = {
+      KafkaVersion::k0_11, KafkaVersion::k2_0, KafkaVersion::k2_0, KafkaVersion::k2_0,
+      KafkaVersion::k2_0,  KafkaVersion::k2_0, KafkaVersion::k2_6, KafkaVersion::k2_6,
   };
-  for (const Spelling& s : kSpellings) {
-    if (s.text == text) return s.version;
+  static_assert(std::size(kModelOf) == std::size(kKafkaVersionSpellings));
+  for (size_t i = 0; i < std::size(kKafkaVersionSpellings); ++i) {
+    if (kKafkaVersionSpellings[i] == text) return kModelOf[i];
   }
-  // Debian's Abseil has its own string_view type, hence the conversion.
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown Kafka version \"", absl::string_view(text.data(), text.size()),
-                   "\"; use one of 0.11, 2.0, 2.1, 2.2, 2.3, 2.4, 2.5, 2.6"));
+  // Debian's Abseil has its own string_view type, hence the conversions.
+  std::string accepted;
+  for (std::string_view spelling : kKafkaVersionSpellings) {
+    absl::StrAppend(&accepted, accepted.empty() ? "" : ", ",
+                    absl::string_view(spelling.data(), spelling.size()));
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown Kafka version \"",
+                                                 absl::string_view(text.data(), text.size()),
+                                                 "\"; use one of ", accepted));
 }
 
 std::string_view KafkaVersionName(KafkaVersion version) {

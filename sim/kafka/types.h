@@ -152,8 +152,13 @@ std::ostream& operator<<(std::ostream& os, ErrorCode code);
 // original batch's base offset.
 enum class KafkaVersion { k0_11, k2_0, k2_6 };
 
-// Accepts "0.11", "2.0" .. "2.4" (k2_0), "2.5" and "2.6" (k2_6); anything
-// else is InvalidArgument with the accepted spellings in the message.
+// The spellings ParseKafkaVersion accepts, oldest first: "0.11", "2.0" ..
+// "2.4" (k2_0), "2.5" and "2.6" (k2_6). The scenario format's list.
+inline constexpr std::string_view kKafkaVersionSpellings[] = {"0.11", "2.0", "2.1", "2.2",
+                                                              "2.3",  "2.4", "2.5", "2.6"};
+
+// One of kKafkaVersionSpellings; anything else is InvalidArgument with the
+// accepted spellings in the message.
 absl::StatusOr<KafkaVersion> ParseKafkaVersion(std::string_view text);
 
 // "0.11", "2.0" or "2.6": the canonical spelling ParseKafkaVersion accepts.
