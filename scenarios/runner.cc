@@ -107,16 +107,6 @@ absl::StatusOr<kafka::ClusterConfig> ClusterConfigOf(const ClusterSpec& s) {
   return c;
 }
 
-net::LatencyModel LatencyOf(const LatencySpec& l) {
-  switch (l.kind) {
-    case net::LatencyModel::Kind::kConstant: return net::LatencyModel::Constant(l.min);
-    case net::LatencyModel::Kind::kUniform: return net::LatencyModel::Uniform(l.min, l.max);
-    case net::LatencyModel::Kind::kExponential:
-      return net::LatencyModel::Exponential(l.min, l.mean, l.cap);
-  }
-  return net::LatencyModel::Constant(l.min);
-}
-
 // The scenario's buggify sites must be sites of sim/net or sim/kafka, each
 // once (the parser ensures it for a file; a Scenario built in code may not).
 absl::Status CheckBuggifySites(const BuggifySpec& b) {
@@ -394,7 +384,8 @@ absl::StatusOr<WorldPlan> PlanWorld(const Scenario& s) {
     if (!st.ok()) return st;
   }
   plan.cluster = *std::move(cc);
-  plan.latency = LatencyOf(s.network.latency);
+  const LatencySpec& l = s.network.latency;
+  plan.latency = net::LatencyModel::Of(l.kind, l.min, l.max, l.mean, l.cap);
   plan.mock_faults = HasMockFaults(s);
   for (const FaultSpec& f : s.faults) {
     const fault_models::FaultParams p = FaultParamsOf(f);
@@ -450,7 +441,6 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
   RunOutput out;
   absl::StatusOr<sarama::Config> conf = ProducerConfigOf(s.producer);
   absl::StatusOr<WorldPlan> plan = PlanWorld(s);
-  out.mock_faults = HasMockFaults(s);
   for (const absl::Status& st : {conf.status(), plan.status()}) {
     if (!st.ok()) {
       out.verdict = Verdict::kHarnessError;
@@ -458,6 +448,7 @@ RunOutput RunScenario(const Scenario& s, const RunOptions& options) {
       return out;
     }
   }
+  out.mock_faults = plan->mock_faults;
   sim::SchedulerOptions o = plan->scheduler;
   o.record_trace = options.record_trace || options.timeline;
 

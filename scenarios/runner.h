@@ -83,7 +83,6 @@ void FollowCountFaults(const Scenario& s, const WorldPlan& plan, sim::Scheduler&
                        kafka::Cluster& cluster, checks::RunRecord& record);
 // The scenario's pieces as the world's types (PlanWorld uses them).
 absl::StatusOr<kafka::ClusterConfig> ClusterConfigOf(const ClusterSpec& s);
-net::LatencyModel LatencyOf(const LatencySpec& l);
 absl::Status CheckBuggifySites(const BuggifySpec& b);
 fault_models::FaultParams FaultParamsOf(const FaultSpec& f);
 

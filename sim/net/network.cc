@@ -130,6 +130,16 @@ LatencyModel LatencyModel::Uniform(Duration lo, Duration hi) {
   return m;
 }
 
+LatencyModel LatencyModel::Of(Kind kind, Duration min, Duration max, Duration mean, Duration cap) {
+  switch (kind) {
+    case Kind::kConstant: return Constant(min);
+    case Kind::kUniform: return Uniform(min, max);
+    case Kind::kExponential: return Exponential(min, mean, cap);
+  }
+  PRODSIM_ASSERT_MSG(false, "LatencyModel::Kind value outside the enum");
+  return Constant(min);
+}
+
 LatencyModel LatencyModel::Exponential(Duration min, Duration mean, Duration cap) {
   PRODSIM_ASSERT(min.nanos() >= 0);
   PRODSIM_ASSERT(mean.nanos() >= 0);

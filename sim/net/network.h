@@ -108,6 +108,9 @@ struct LatencyModel {
   static LatencyModel Constant(Duration d);
   static LatencyModel Uniform(Duration lo, Duration hi);
   static LatencyModel Exponential(Duration min, Duration mean, Duration cap);
+  // The model of `kind` from a scenario's fields, each read as that kind
+  // reads it (Constant: min; Uniform: min, max; Exponential: min, mean, cap).
+  static LatencyModel Of(Kind kind, Duration min, Duration max, Duration mean, Duration cap);
   Duration Draw(sim::Prng& prng) const;
 };
 
