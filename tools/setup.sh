@@ -11,6 +11,8 @@ packages=(
   # tools/lint.sh: the style rules (.clang-format, .clang-tidy), and python3
   # to read the build's compile_commands.json.
   clang-format clang-tidy python3
+  # xmllint: the JUnit reports validate under tools/junit.xsd (ctest).
+  libxml2-utils
   # The wire codec takes compressed record batches as a Kafka 2.6 broker
   # does: gzip, snappy, lz4 and zstd.
   zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev
