@@ -17,7 +17,8 @@
 
 namespace checks::internal {
 
-// "t=1.234000000s".
+// "t=1.234s": simulated seconds with 3, 6 or 9 decimals, as few as exact;
+// the one time format of witnesses and chains (check_support.h uses it).
 std::string At(sim::Time t);
 
 class Chain {

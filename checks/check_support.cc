@@ -17,17 +17,6 @@ namespace checks::families {
 // ---------------------------------------------------------------------------
 // Text helpers.
 
-// "t=1.234s": simulated seconds with 3, 6 or 9 decimals, as few as exact.
-std::string At(sim::Time t) {
-  const int64_t ns = t.nanos();
-  if (ns < 0) return absl::StrCat("t=", t.ToString(), "s");
-  const int64_t whole = ns / 1000000000;
-  const int64_t frac = ns % 1000000000;
-  if (frac % 1000000 == 0) return absl::StrFormat("t=%d.%03ds", whole, frac / 1000000);
-  if (frac % 1000 == 0) return absl::StrFormat("t=%d.%06ds", whole, frac / 1000);
-  return absl::StrFormat("t=%d.%09ds", whole, frac);
-}
-
 // "t/0".
 std::string Tp(std::string_view topic, int32_t partition) {
   return absl::StrCat(Sv(topic), "/", partition);

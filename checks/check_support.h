@@ -19,6 +19,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
+#include "checks/chain.h"
 #include "checks/check.h"
 #include "checks/run_record.h"
 
@@ -32,8 +33,8 @@ using kafka::TopicPartition;
 // This Abseil's string_view is its own type; StrCat takes only it.
 inline absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
-// "t=1.234s": simulated seconds with 3, 6 or 9 decimals, as few as exact.
-std::string At(sim::Time t);
+// "t=1.234s" (checks/chain.h).
+using internal::At;
 // "t/0".
 std::string Tp(std::string_view topic, int32_t partition);
 // "3, 4, 5 and 7 more": the first few of `ids`, for an explanation line.

@@ -1410,7 +1410,15 @@ std::vector<MechanismInfo> Mechanisms() {
 
 namespace internal {
 
-std::string At(sim::Time t) { return absl::StrCat("t=", t.ToString(), "s"); }
+std::string At(sim::Time t) {
+  const int64_t ns = t.nanos();
+  if (ns < 0) return absl::StrCat("t=", t.ToString(), "s");
+  const int64_t whole = ns / 1000000000;
+  const int64_t frac = ns % 1000000000;
+  if (frac % 1000000 == 0) return absl::StrFormat("t=%d.%03ds", whole, frac / 1000000);
+  if (frac % 1000 == 0) return absl::StrFormat("t=%d.%06ds", whole, frac / 1000);
+  return absl::StrFormat("t=%d.%09ds", whole, frac);
+}
 
 Chain& Chain::Line(sim::Time at, std::string_view text) {
   lines_.emplace_back(at, absl::StrCat(At(at), " ", absl::string_view(text.data(), text.size())));
