@@ -3,27 +3,42 @@
 # default (gcc) and asan (clang, ASan+UBSan) presets with -Werror, runs ctest
 # in both (the asan run also compares digests with the gcc build), runs
 # tools/lint.sh (clang-format, clang-tidy) on the clang build, and prints
-# ctest's summaries.
+# each phase's wall time and ctest's summaries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
 export PRODSIM_WERROR=ON
 jobs=${PRODSIM_JOBS:-$(nproc)}
 status=0
+phases=()
+# Runs "$@" as the phase named $1's work and records its wall seconds.
+phase() {
+  local name=$1 start=$SECONDS
+  shift
+  echo "=== $name"
+  "$@" || status=1
+  phases+=("$(printf '%-28s %5d s' "$name" $((SECONDS - start)))")
+}
+run_ctest() {
+  ctest --preset "$1" -j "$jobs" 2>&1 | tee "build/$1/ctest.log" \
+    | grep -vE '^ +Start|^[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed' || true
+  grep -q "tests passed, 0 tests failed" "build/$1/ctest.log"
+}
 for preset in default asan; do
-  echo "=== preset $preset: configure and build"
-  cmake --preset "$preset" >/dev/null
-  cmake --build --preset "$preset" -j "$jobs"
+  phase "preset $preset: build" \
+    bash -c "cmake --preset $preset >/dev/null && cmake --build --preset $preset -j $jobs"
+  if [[ $status != 0 ]]; then
+    echo "failed: the $preset build"
+    exit 1
+  fi
   if [[ $preset == asan ]]; then
     # The style rules, on the clang build's compile commands (tools/lint.sh).
-    echo "=== lint: clang-format, clang-tidy"
-    bash tools/lint.sh build/asan || status=1
+    phase "lint: clang-format, clang-tidy" bash tools/lint.sh build/asan
   fi
-  echo "=== preset $preset: ctest"
-  ctest --preset "$preset" -j "$jobs" 2>&1 | tee "build/$preset/ctest.log" \
-    | grep -vE '^ +Start|^[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed' || true
-  grep -q "tests passed, 0 tests failed" "build/$preset/ctest.log" || status=1
+  phase "preset $preset: ctest" run_ctest "$preset"
 done
+echo "=== time per phase"
+printf '%s\n' "${phases[@]}"
 echo "=== summary"
 for preset in default asan; do
   printf '%-8s %s\n' "$preset" "$(grep -E 'tests passed' "build/$preset/ctest.log" || echo 'no ctest summary')"
