@@ -8,7 +8,8 @@ usage: workflow_steps.py WORKFLOW --job JOB [--job JOB]... [--matrix KEY=VALUE].
 What GitHub would run, without GitHub (docs/ci.md, "Checking the workflows
 offline"). The steps run in a clean copy of the repository, made first:
 the files git tracks plus the untracked ones it does not ignore, as they
-are in the working tree now (deleted files left out). Not a `git clone`:
+are in the working tree now (deleted files, node_modules and __pycache__
+left out). Not a `git clone`:
 a clone holds the last commit, while ctest tests the working tree's build,
 so the workflows must be the working tree's too; and not the directory as
 it is, which holds builds and scratch files a fresh checkout has not.
@@ -147,7 +148,9 @@ def tracked_files(root):
         return None
     names = sorted({n.decode() for n in listed.stdout.split(b"\0") if n})
     # Deleted in the working tree but still in the index: not there any more.
-    return [n for n in names if os.path.lexists(os.path.join(root, n))]
+    # Installed packages and Python's caches are not sources, ignored or not.
+    return [n for n in names if os.path.lexists(os.path.join(root, n))
+            and not {"node_modules", "__pycache__"} & set(n.split("/"))]
 
 
 def walked_files(root):
