@@ -4,7 +4,8 @@
 # $CXXFLAGS (sanitizer and coverage flags) and $LIB_FUZZING_ENGINE, and
 # leaves in $OUT each target, its seed corpus (<target>_seed_corpus.zip) and
 # its dictionary (<target>.dict). Not run in ClusterFuzzLite's image (no
-# docker where it was written); fuzz/README.md says what was tried instead.
+# Docker daemon where it was written, so the image cannot be built);
+# fuzz/README.md says what was tried instead.
 set -euo pipefail  # also when run as `bash build.sh`, which ignores the #! flags
 targets=(scenario_parser_fuzzer broker_state_fuzzer scenario_fuzzer wire_codec_fuzzer)
 deps=$WORK/deps

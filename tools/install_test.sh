@@ -32,7 +32,7 @@ prodsim decode "$share/fuzz/testdata/scenario_fuzzer-crash-2803" -o "$prefix/fin
   >/dev/null || [ -s "$prefix/finding.toml" ] || fail "prodsim decode wrote nothing"
 grep -q '^\[expect\]' "$prefix/finding.toml" || fail "the decoded finding has no [expect]"
 for doc in README.md docs/DESIGN.md docs/usage.md docs/real-clients.md docs/fidelity.md \
-           docs/testing.md docs/measurements.md docs/explorations.md docs/speed.md \
+           docs/testing.md docs/measurements.md docs/explorations.md docs/speed.md docs/ci.md \
            scenarios/README.md scenarios/known/README.md fault_models/README.md fuzz/README.md; do
   [ -s "$prefix/share/doc/prodsim/$doc" ] || fail "share/doc/prodsim/$doc is missing"
 done

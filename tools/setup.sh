@@ -13,6 +13,8 @@ packages=(
   clang-format clang-tidy python3
   # xmllint: the JUnit reports validate under tools/junit.xsd (ctest).
   libxml2-utils
+  # tools/ci/workflow_steps.py reads the GitHub workflows (ctest workflow_steps).
+  python3-yaml
   # The wire codec takes compressed record batches as a Kafka 2.6 broker
   # does: gzip, snappy, lz4 and zstd.
   zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev
