@@ -58,6 +58,10 @@ gopath=$work/gopath
 
 if ((modules)); then
   sarama_read_checkout "$src"
+  # Debian's packaged Sarama as the checkout: its version is the package's.
+  if [[ -z $version && $sarama_dir == "$(cd "$gocode" && pwd -P)"/* ]]; then
+    version=$(dpkg-query -W -f='${Version}' "$debian_pkg" 2>/dev/null | sed 's/-[^-]*$//')
+  fi
 elif [[ -n $src ]]; then
   sarama_place_checkout "$src" "$gopath"
 else

@@ -23,7 +23,7 @@ sarama_read_checkout() {
   if [[ -f $src/go.mod ]]; then
     module=$(awk '$1 == "module" { gsub(/"/, "", $2); print $2; exit }' "$src/go.mod")
   fi
-  sarama_dir=$(cd "$src" && pwd)
+  sarama_dir=$(cd "$src" && pwd -P)
   version=${SARAMA_VERSION:-}
   if [[ -z $version ]] && git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
     version=$(git -C "$src" describe --tags --always 2>/dev/null | sed 's/^v//')
