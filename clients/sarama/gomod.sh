@@ -29,11 +29,11 @@
 # gets the module of Debian's nearest source dir above it, as GOPATH mode
 # would find it (sarama_offline_complete).
 #
-# Go 1.19 reads a dependency's `go 1.25.0` (Sarama main): the go.mod
-# loads, and then main's code fails to compile on what 1.19 lacks, with
-# "note: module requires Go 1.25.0". Module mode on Debian's Go therefore
-# builds what GOPATH mode builds (v1.42.1), no more; Sarama's CI has a
-# current Go.
+# Go 1.19 reads a dependency's `go 1.25.0` (Sarama main, bd98b3ae): the
+# go.mod loads, but main imports maps and slices (Go 1.21's standard
+# library), so build.sh stops with one line saying so. Module mode on
+# Debian's Go builds what GOPATH mode builds (v1.42.1), no more; Sarama's
+# CI has a current Go.
 # Offline, Go's module cache is a fresh one under $work: nothing from
 # ~/go/pkg/mod is used and nothing is written there.
 
@@ -179,8 +179,14 @@ sarama_offline_complete() {
     done
     ((added)) || break
   done
-  lacking=
+  lacking='' std=''
   while read -r pkgpath; do
+    # No dot in the first element: the standard library's (Go 1.21's maps
+    # and slices, which Sarama main imports), not a module's.
+    if [[ ${pkgpath%%/*} != *.* ]]; then
+      std+="${std:+, }$pkgpath"
+      continue
+    fi
     m=
     for p in $stubbed; do
       [[ $pkgpath == "$p" || $pkgpath == "$p"/* ]] && m=$p
@@ -193,6 +199,10 @@ sarama_offline_complete() {
     fi
     [[ " $lacking " == *" $m "* ]] || lacking+="${lacking:+ }$m"
   done <<<"$errors"
+  if [[ -n $std ]]; then
+    echo "$who: $("$go" env GOVERSION)'s standard library has no $std, which this Sarama imports (its go.mod: go $(awk '$1 == "go" { print $2; exit }' "$sarama_dir/go.mod")); build it with that Go or newer" >&2
+    exit 1
+  fi
   [[ -n $lacking ]] || return 0
   echo "$who: offline module build: no Debian source of ${lacking// /, } (nothing under $gocode/src), which the build imports; install its golang-*-dev package, or build with PRODSIM_GO_OFFLINE=0 and a module proxy" >&2
   exit 1
