@@ -26,8 +26,9 @@
 #    package of one, build.sh stops with one line naming the modules.
 # Then a package that still does not load (Debian patches imports its
 # go.mod does not name: its klauspost/compress imports cespare/xxhash)
-# gets the module of Debian's nearest source dir above it, as GOPATH mode
-# would find it (sarama_offline_complete).
+# gets a replace for the module Debian's tree holds it in: the nearest
+# directory above it with a go.mod, else github.com/OWNER/REPO; GOPATH
+# mode would find it there (sarama_offline_complete).
 #
 # Go 1.19 reads a dependency's `go 1.25.0` (Sarama main, bd98b3ae): the
 # go.mod loads, but main imports maps and slices (Go 1.21's standard
@@ -150,12 +151,38 @@ sarama_lz4_module() {
   echo "module github.com/pierrec/lz4/v4" >"$dir/go.mod"
 }
 
+# sarama_seen_module_of PKG: the module already given a replace that PKG
+# is in (the longest such prefix), or false.
+sarama_seen_module_of() {
+  local p=$1
+  while [[ -n $p ]]; do
+    [[ -n ${gomod_seen[$p]:-} ]] && { echo "$p"; return 0; }
+    [[ $p == */* ]] || return 1
+    p=${p%/*}
+  done
+  return 1
+}
+
+# sarama_debian_module_of PKG: the module Debian's tree holds PKG in: the
+# nearest directory above it with a go.mod, else its first three path
+# elements (github.com/OWNER/REPO) if Debian has source there; else
+# nothing.
+sarama_debian_module_of() {
+  local p=$1
+  while [[ $p == */* ]]; do
+    [[ -f $gocode/src/$p/go.mod ]] && { echo "$p"; return; }
+    p=${p%/*}
+  done
+  p=$(cut -d/ -f1-3 <<<"$1")
+  if sarama_debian_has "$p"; then echo "$p"; fi
+}
+
 # sarama_offline_complete DIR: a Debian package may import a module its
 # go.mod does not name (Debian's klauspost/compress imports
 # github.com/cespare/xxhash, which GOPATH mode finds under
 # /usr/share/gocode): each package of the driver and its tests that does
-# not load gets the module of Debian's nearest source dir above it, until
-# nothing changes. Then, if a package still does not load, one line names
+# not load, and is in no module replaced already, gets the module Debian's
+# tree holds it in (sarama_debian_module_of), until nothing changes. Then, if a package still does not load, one line names
 # the modules Debian lacks (or the packages no Debian dir holds); any other
 # failure is left to Go's own message in the build that follows.
 sarama_offline_complete() {
@@ -165,9 +192,9 @@ sarama_offline_complete() {
     [[ -n $errors ]] || return 0
     added=0
     while read -r pkgpath; do
-      p=$pkgpath
-      while [[ $p == */* ]] && ! sarama_debian_has "$p"; do p=${p%/*}; done
-      if [[ $p == */* && -z ${gomod_seen[$p]:-} ]]; then
+      sarama_seen_module_of "$pkgpath" >/dev/null && continue  # decided already
+      p=$(sarama_debian_module_of "$pkgpath")
+      if [[ -n $p ]]; then
         sarama_replace_module "$p"
         added=1
       fi
@@ -187,14 +214,11 @@ sarama_offline_complete() {
       std+="${std:+, }$pkgpath"
       continue
     fi
-    m=
-    for p in $stubbed; do
-      [[ $pkgpath == "$p" || $pkgpath == "$p"/* ]] && m=$p
-    done
-    if [[ -z $m ]]; then
-      p=$pkgpath
-      while [[ $p == */* ]] && ! sarama_debian_has "$p"; do p=${p%/*}; done
-      [[ $p == */* ]] && continue  # Debian has it: Go says what is wrong
+    m=$(sarama_seen_module_of "$pkgpath") || m=
+    if [[ -n $m ]]; then
+      [[ " $stubbed " == *" $m "* ]] || continue  # Debian has it: Go says what is wrong
+    else
+      [[ -z $(sarama_debian_module_of "$pkgpath") ]] || continue
       m=$pkgpath
     fi
     [[ " $lacking " == *" $m "* ]] || lacking+="${lacking:+ }$m"
