@@ -3,6 +3,7 @@
 # Debian's Go and Debian's golang-* packages: no module proxy, no network.
 #
 #   build.sh OUT_BINARY [SARAMA_SOURCE_DIR]
+#   build.sh --modules OUT_BINARY SARAMA_SOURCE_DIR
 #
 # Without SARAMA_SOURCE_DIR: against Debian's packaged Sarama
 # (golang-github-shopify-sarama-dev, /usr/share/gocode). With it: against
@@ -18,10 +19,25 @@
 # The temporary GOPATH and the lz4/v4 shim: gopath.sh (shared with
 # tools/cpu-costs/run.sh).
 #
+# --modules: module mode instead, as Sarama's own CI builds (gomod.sh): a
+# temporary module whose go.mod requires Sarama and replaces it with
+# SARAMA_SOURCE_DIR (built in place). PRODSIM_GO_OFFLINE=1 (the default):
+# no proxy; every other module is replaced with Debian's source of it.
+# PRODSIM_GO_OFFLINE=0: Go downloads them (GOPROXY, GOSUMDB as set).
+#
 # The driver's Go tests (job_test.go) run before the link.
 set -euo pipefail
 
-usage() { echo "usage: $0 OUT_BINARY [SARAMA_SOURCE_DIR]" >&2; exit 64; }
+usage() {
+  echo "usage: $0 OUT_BINARY [SARAMA_SOURCE_DIR] | $0 --modules OUT_BINARY SARAMA_SOURCE_DIR" >&2
+  exit 64
+}
+modules=0
+if [[ ${1:-} == --modules ]]; then
+  modules=1
+  shift
+  (($# == 2)) || usage
+fi
 (($# >= 1 && $# <= 2)) || usage
 out=$1
 src=${2:-}
@@ -32,13 +48,21 @@ debian_pkg=golang-github-shopify-sarama-dev
 who=build.sh
 # shellcheck source=clients/sarama/gopath.sh
 . "$here/gopath.sh"
+# shellcheck source=clients/sarama/gomod.sh
+. "$here/gomod.sh"
 
 command -v "$go" >/dev/null || { echo "build.sh: no go (apt-get install golang-go)" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/prodsim-sarama-build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 gopath=$work/gopath
 
-if [[ -n $src ]]; then
+if ((modules)); then
+  sarama_read_checkout "$src"
+  # Debian's packaged Sarama as the checkout: its version is the package's.
+  if [[ -z $version && $sarama_dir == "$(cd "$gocode" && pwd -P)"/* ]]; then
+    version=$(dpkg-query -W -f='${Version}' "$debian_pkg" 2>/dev/null | sed 's/-[^-]*$//')
+  fi
+elif [[ -n $src ]]; then
   sarama_place_checkout "$src" "$gopath"
 else
   module=
@@ -51,10 +75,14 @@ else
 fi
 version=${version:-unknown}
 
-sarama_lz4_shim "$gopath"
-
-# The driver, importing Sarama under the path found above.
-pkg=$gopath/src/prodsim/clients/sarama
+# The driver, importing Sarama under the path found above: a package in the
+# temporary GOPATH, or the temporary module's root.
+if ((modules)); then
+  pkg=$work/module
+else
+  sarama_lz4_shim "$gopath"
+  pkg=$gopath/src/prodsim/clients/sarama
+fi
 mkdir -p "$pkg"
 for f in "$here"/*.go; do
   sed "s#\"github.com/IBM/sarama\"#\"$module\"#" "$f" >"$pkg/$(basename "$f")"
@@ -82,11 +110,25 @@ done
 } >"$pkg/names_gen.go"
 gofmt -w "$pkg/names_gen.go" 2>/dev/null || true
 
-sarama_go_env "$gopath"
-cd "$pkg"
+if ((modules)); then
+  sarama_write_module "$pkg"
+  if [[ ${PRODSIM_GO_OFFLINE:-1} == 1 ]]; then
+    sarama_offline_replaces "$pkg"
+    [[ -z $stubbed ]] ||
+      echo "$who: offline: no Debian source of $stubbed; empty stand-ins (a build that imports one stops)" >&2
+  fi
+  sarama_module_env
+  cd "$pkg"
+  [[ ${PRODSIM_GO_OFFLINE:-1} != 1 ]] || sarama_offline_complete "$pkg"
+else
+  sarama_go_env "$gopath"
+  cd "$pkg"
+fi
 "$go" vet .
 "$go" test -count=1 .
 "$go" build -trimpath -ldflags "-X main.saramaVersion=$version" -o "$work/prodsim-sarama" .
 mkdir -p "$(dirname "$out")"
 mv -f "$work/prodsim-sarama" "$out"
-echo "build.sh: built $out against $module $version (${src:-$sarama_dir})" >&2
+mode=GOPATH
+((modules)) && mode="module mode, offline=${PRODSIM_GO_OFFLINE:-1}"
+echo "build.sh: built $out against $module $version (${src:-$sarama_dir}; $mode)" >&2

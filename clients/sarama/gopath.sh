@@ -11,22 +11,19 @@
 # of lz4 2.5.2 under the v4 path. prodsim's cluster refuses compressed
 # batches anyway, so nothing here compresses.
 
-# sarama_place_checkout SRC GOPATH: copies the checkout into GOPATH under
-# the import path its go.mod names (github.com/IBM/sarama or
-# github.com/Shopify/sarama) and sets `module`, `sarama_dir` and `version`
+# sarama_read_checkout SRC: checks that SRC is a Sarama checkout and sets
+# `module` (the path its go.mod names: github.com/IBM/sarama or
+# github.com/Shopify/sarama), `sarama_dir` (SRC) and `version`
 # (SARAMA_VERSION, else git describe, else the newest CHANGELOG.md entry,
-# else empty).
-sarama_place_checkout() {
-  local src=$1 gopath=$2
+# else empty). Module mode (gomod.sh) builds against SRC in place.
+sarama_read_checkout() {
+  local src=$1
   [[ -f $src/async_producer.go ]] || { echo "$who: $src is not a Sarama checkout" >&2; exit 1; }
   module=github.com/IBM/sarama
   if [[ -f $src/go.mod ]]; then
-    module=$(awk '$1 == "module" { print $2; exit }' "$src/go.mod")
+    module=$(awk '$1 == "module" { gsub(/"/, "", $2); print $2; exit }' "$src/go.mod")
   fi
-  mkdir -p "$gopath/src/$module"
-  # The whole tree but .git: the root package imports its own internal/.
-  tar -C "$src" --exclude=.git -cf - . | tar -C "$gopath/src/$module" -xf -
-  sarama_dir=$gopath/src/$module
+  sarama_dir=$(cd "$src" && pwd -P)
   version=${SARAMA_VERSION:-}
   if [[ -z $version ]] && git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
     version=$(git -C "$src" describe --tags --always 2>/dev/null | sed 's/^v//')
@@ -34,6 +31,18 @@ sarama_place_checkout() {
   if [[ -z $version && -f $src/CHANGELOG.md ]]; then
     version=$(sed -n 's/^## Version \([0-9][0-9.]*\).*/\1/p' "$src/CHANGELOG.md" | head -n 1)
   fi
+}
+
+# sarama_place_checkout SRC GOPATH: sarama_read_checkout, then copies the
+# checkout into GOPATH under the import path its go.mod names and points
+# `sarama_dir` there.
+sarama_place_checkout() {
+  local src=$1 gopath=$2
+  sarama_read_checkout "$src"
+  mkdir -p "$gopath/src/$module"
+  # The whole tree but .git: the root package imports its own internal/.
+  tar -C "$src" --exclude=.git -cf - . | tar -C "$gopath/src/$module" -xf -
+  sarama_dir=$gopath/src/$module
 }
 
 # sarama_lz4_shim GOPATH: the shim above, if this Sarama needs it.
