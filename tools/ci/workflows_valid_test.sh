@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ctest workflows_valid: @action-validator/cli (tools/ci/package.json, its
 # lockfile) validates against GitHub's schemas
-# - every workflow under .github/workflows/ and every
+# - every workflow under .github/workflows/ and docs/ci/ (the ones meant
+#   for other repositories, e.g. Sarama's) and every
 #   .github/actions/*/action.yml,
 # - each ```yaml block of docs/ci.md that is a workflow (has `jobs:`),
 # - the runner canaries tools/testdata/workflows/*_canary.yml;
@@ -25,7 +26,7 @@ validate() {  # validate FILE [LABEL]
 }
 
 shopt -s nullglob
-files=(.github/workflows/*.yml .github/workflows/*.yaml .github/actions/*/action.yml
+files=(.github/workflows/*.yml .github/workflows/*.yaml .github/actions/*/action.yml docs/ci/*.yml
        tools/testdata/workflows/*_canary.yml)
 if ((${#files[@]} < 4)); then
   echo "FAIL: found only ${#files[@]} workflow and action files" >&2
