@@ -145,6 +145,7 @@ int CommandLine::Main(int argc, char** argv) {
 
 void DeclareProdsim(CommandLine* cl) {
   DeclareScenarioCommands(cl);
+  DeclareMerge(cl);
   DeclareReal(cl);
   DeclareFidelity(cl);
   DeclareBench(cl);

@@ -64,6 +64,7 @@ std::string ExitCodeTable();
 void DeclareProdsim(CommandLine* cl);
 // Each file's own subcommands.
 void DeclareScenarioCommands(CommandLine* cl);  // cli/prodsim.cc
+void DeclareMerge(CommandLine* cl);             // cli/merge.cc
 void DeclareBench(CommandLine* cl);             // cli/bench.cc
 void DeclareReal(CommandLine* cl);              // cli/real.cc
 void DeclareFidelity(CommandLine* cl);          // cli/fidelity.cc

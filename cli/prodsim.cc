@@ -22,7 +22,9 @@
 #include "checks/signature.h"
 #include "cli/command_line.h"
 #include "cli/common.h"
+#include "cli/explore_report.h"
 #include "cli/flags.h"
+#include "cli/junit.h"
 #include "producer/async_producer.h"
 #include "scenarios/decode.h"
 #include "scenarios/explore.h"
@@ -32,6 +34,7 @@
 #include "scenarios/schema.h"
 #include "scenarios/shrink.h"
 #include "search/explore.h"
+#include "search/summary.h"
 #include "search/world.h"
 
 namespace cli {
@@ -213,7 +216,8 @@ struct ExploreArgs {
   bool mock_faults = false;
   bool shrink = true;
   std::string known;
-  unsigned jobs = 0;  // 0: the default (the cores; over the wire search::kRealJobsDefault)
+  std::string summary, junit;  // the summary's JSON and JUnit report: "" none
+  unsigned jobs = 0;           // 0: the default (the cores; over the wire search::kRealJobsDefault)
   // Over the wire.
   std::string client;
   Duration bound = Duration::Seconds(120);
@@ -250,6 +254,10 @@ int Explore(const ExploreArgs& a) {
   search::ExploreOptions o;
   if (!a.known.empty() && !search::LoadKnownSignatures(a.known, &o.known, &code)) return code;
   if (!a.out.empty() && !cli::MakeDirectory(a.out)) return kExitCantCreate;
+  // Before the search, not after it: a nightly job learns of a bad path at once.
+  for (const std::string& report : {a.summary, a.junit}) {
+    if (!report.empty() && !cli::CanWrite(report)) return kExitCantCreate;
+  }
   search::World world = search::World::Model();
   if (!a.client.empty()) {
     std::optional<search::World> real = RealWorld(a.client, a.bound);
@@ -270,6 +278,19 @@ int Explore(const ExploreArgs& a) {
   o.shrink_trials = static_cast<int>(a.shrink_trials);
   o.shrink_needed = static_cast<int>(a.shrink_needed);
   o.shrink_time = a.shrink_time;
+  // Load read the file just now; the summary says which base it was.
+  std::ifstream in(a.base, std::ios::binary);
+  o.base_digest = search::DigestText(
+      std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+  o.base_path = a.base;
+  o.known_dir = a.known;
+  o.on_summary = [&a](const search::ExploreSummary& s) {
+    if (!a.summary.empty() && !WriteText(a.summary, search::SummaryJson(s))) {
+      return kExitCantCreate;
+    }
+    if (!a.junit.empty() && !junit::WriteFile(a.junit, {ExploreSuite(s)})) return kExitCantCreate;
+    return 0;
+  };
   return search::Explore(base, world, o);
 }
 
@@ -459,8 +480,9 @@ void DeclareExplore(CommandLine* cl) {
               "signature (mechanism@function: count, first seed, smallest file). Stops at the\n"
               "first failure unless --keep-going. The lines, files and summary are those of\n"
               "--jobs=1 (runs are consumed in order), but for runs/s and, with --time, how far\n"
-              "it got. Exit 0: nothing (new) found; 1: found failures (with --known: a new\n"
-              "signature, unclassified included).",
+              "it got. --shard=I/N runs the runs I, N+I, 2N+I, ... (--runs counts a shard's);\n"
+              "prodsim merge adds up the shards' --summary files. Exit 0: nothing (new) found;\n"
+              "1: found failures (with --known: a new signature, unclassified included).",
               [a](const Flags&) { return Explore(*a); });
   f.Text("--base", &a->base, "FILE", "the scenario the runs are generated from (required)");
   f.Count("--runs", &a->runs, 1, INT64_MAX, "run N generated scenarios (or --time)")
@@ -495,6 +517,12 @@ void DeclareExplore(CommandLine* cl) {
          "the signatures of DIR's scenario files ([expect] signature) are known findings: "
          "reported as known, not new; without --keep-going the search stops at the first new "
          "one");
+  f.Text("--summary", &a->summary, "OUT.json",
+         "write the summary as JSON (base and its digest, seed, shard, runs, counts, each "
+         "signature's first run and smallest file), for prodsim merge");
+  f.Text("--junit", &a->junit, "OUT.xml",
+         "write a JUnit report: a case per signature, a new one failing, and one for harness "
+         "errors");
   f.Text("--client", &a->client, "NAME[@VERSION]|CMD",
          "run each generated scenario over the wire against a real client (prodsim real's "
          "drivers), one trial each; each failing file gets its trial's report and broker "

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/assert.h"
 #include "checks/signature.h"
 #include "scenarios/parallel.h"
 #include "scenarios/runner.h"
@@ -48,52 +50,50 @@ std::string FailureFile(const ExploreOptions& o, const RunOutput& out, uint64_t 
 // output (its history, its logs) is freed where it was allocated, and a
 // passing run hands over a few bytes.
 struct Explored {
+  uint64_t index = 0;  // global: i*shards + shard
   uint64_t seed = 0;
   bool failed = false;
   bool harness_error = false;
   std::string name;       // the failure's tally key: the check, or the verdict
   std::string signature;  // SignatureName
-  std::string text;       // VerdictText
-  std::string path;       // where --out puts it
-  std::string file;       // the scenario with its verdict as [expect]
-  Scenario scenario;      // with --out: the scenario, for shrinking
+  std::string verdict, check;
+  std::string text;   // VerdictText
+  std::string path;   // where --out puts it
+  std::string file;   // the scenario with its verdict as [expect]
+  Scenario scenario;  // with --out: the scenario, for shrinking
   // A real trial: what the line says beside the verdict, and what is kept
   // beside the file (its report and history, with the client's lines).
   std::string trial;  // "client=librdkafka 2.0.2 wall=3.10s cpu=0.20s load=1.10"
   std::string report, history;
-  double wall_s = 0, cpu_s = 0, load = -1;
+  TrialFigures figures;
   std::string client;
-};
-
-// Findings by signature: how many, the first seed, the smallest file.
-struct Group {
-  int64_t count = 0;
-  uint64_t first_seed = 0;
-  std::string smallest_path;
-  size_t smallest_size = SIZE_MAX;
-  Scenario smallest;
 };
 
 Explored Explore1(const Scenario& base, const World& world, const ExploreOptions& o, uint64_t i) {
   Explored run;
+  run.index = i * o.shards + o.shard;
   run.seed = scenarios::ExploreSeed(o.seed, o.shard, o.shards, i);
   Scenario s = scenarios::Generate(base, run.seed, o.generate);
   const wire::RealOutput r = world.Run(s);
   const RunOutput& out = r.run;
   if (world.real()) {
-    run.wall_s = static_cast<double>(r.wall.nanos()) / 1e9;
-    run.cpu_s = static_cast<double>(r.client_cpu.nanos()) / 1e9;
-    run.load = r.load_before;
+    run.figures = {.wall_ns = r.wall.nanos(),
+                   .cpu_ns = r.client_cpu.nanos(),
+                   // /proc/loadavg says hundredths.
+                   .load_centi = r.load_before < 0 ? -1 : std::llround(r.load_before * 100)};
     run.client = out.record.client && !out.record.client->name.empty() ? out.record.client->name
                                                                        : world.Name();
-    run.trial = absl::StrFormat("client=%s wall=%.2fs cpu=%.2fs load=%.2f", run.client, run.wall_s,
-                                run.cpu_s, run.load);
+    run.trial = absl::StrFormat("client=%s wall=%.2fs cpu=%.2fs load=%.2f", run.client,
+                                static_cast<double>(r.wall.nanos()) / 1e9,
+                                static_cast<double>(r.client_cpu.nanos()) / 1e9, r.load_before);
   }
   if (out.verdict == Verdict::kPass) return run;
   run.failed = true;
   run.harness_error = out.verdict == Verdict::kHarnessError;
   run.name = scenarios::FailureName(out);
   run.signature = scenarios::SignatureName(out);
+  run.verdict = std::string(scenarios::VerdictName(out.verdict));
+  run.check = out.failing_check;
   run.text = scenarios::VerdictText(out);
   if (!o.out.empty()) {
     s.expect = scenarios::ExpectOf(out);
@@ -113,10 +113,10 @@ Explored Explore1(const Scenario& base, const World& world, const ExploreOptions
 
 // The smallest file of each new signature, shrunk while it keeps the
 // signature (over the wire: in shrink_needed of shrink_trials trials).
-int ShrinkNew(const World& world, const ExploreOptions& o, const std::string& profile,
-              std::map<std::string, Group>& groups) {
-  for (auto& [sig, g] : groups) {
-    if (o.known.Known(sig, profile) || g.smallest_path.empty()) continue;
+int ShrinkNew(const World& world, const ExploreOptions& o, const ExploreSummary& summary,
+              const std::map<std::string, Scenario>& smallest) {
+  for (const auto& [sig, g] : summary.findings) {
+    if (g.known || g.smallest_path.empty()) continue;
     if (sig == "harness-error") continue;
     scenarios::ShrinkOptions so;
     const auto started = WallClock::now();
@@ -131,7 +131,7 @@ int ShrinkNew(const World& world, const ExploreOptions& o, const std::string& pr
       };
       so.max_runs = 1000000;  // the time bounds it
     }
-    const scenarios::ShrinkResult r = scenarios::Shrink(g.smallest, so);
+    const scenarios::ShrinkResult r = scenarios::Shrink(smallest.at(sig), so);
     if (!r.reproduced) {
       if (world.real()) {
         std::printf("not shrunk %s: %s failed the same way in %d of %d trials (< %d)\n",
@@ -172,33 +172,67 @@ std::string KnownMark(const ExploreOptions& o, const std::string& signature,
   return absl::StrCat("new on ", profile, " (known on ", elsewhere, ")");
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+// The summary before any run: what the exploration is.
+ExploreSummary Begin(const Scenario& base, const World& world, const ExploreOptions& o) {
+  ExploreSummary s;
+  s.base_path = o.base_path;
+  s.base_digest = o.base_digest;
+  s.profile = WorldProfile(base, world);
+  s.real = world.real();
+  s.mock_faults = o.generate.mock_faults;
+  s.known_given = !o.known.empty();
+  if (s.known_given) {
+    s.known_dir = o.known_dir;
+    s.known_digest = DigestText(o.known.Listing());
+  }
+  s.seed = o.seed;
+  s.shards = o.shards;
+  s.shards_in = {o.shard};
+  s.jobs = o.jobs;
+  s.cores = scenarios::MachineCores();
+  return s;
+}
+
+// Counts a failed run into the summary's tallies and its signature's
+// finding (the first run; the smallest file: fewest bytes, the first of
+// those, never a harness error's). True when it is the new smallest file.
+bool Tally(const ExploreOptions& o, const Explored& run, ExploreSummary* s) {
+  PRODSIM_ASSERT(run.failed);
+  ++s->failures;
+  ++s->by_check[run.name];
+  if (run.harness_error) ++s->harness_errors;
+  const bool is_known = o.known.Known(run.signature, s->profile);
+  if (!is_known) ++s->found_new;
+  const FailedRun failed = {
+      .index = run.index, .seed = run.seed, .verdict = run.verdict, .check = run.check};
+  Finding& f = s->findings[run.signature];
+  if (f.count++ == 0) {
+    f.signature = run.signature;
+    f.known = is_known;
+    f.known_on = is_known ? "" : o.known.ProfilesOf(run.signature);
+    f.first = failed;
+  }
+  PRODSIM_ASSERT(f.first.index <= run.index);
+  if (run.path.empty() || run.harness_error) return false;
+  const auto bytes = static_cast<int64_t>(run.file.size());
+  if (!f.smallest_path.empty() && bytes >= f.smallest_bytes) return false;
+  f.smallest_path = run.path;
+  f.smallest_bytes = bytes;
+  f.smallest = failed;
+  return true;
 }
 
 }  // namespace
 
 int Explore(const Scenario& base, const World& world, const ExploreOptions& o) {
-  std::map<std::string, int64_t> failures;
-  std::map<std::string, Group> groups;
-  int64_t runs = 0, found = 0, found_new = 0, harness_errors = 0;
-  std::vector<double> walls, loads, cpus;
-  std::string client;
-  const std::string profile = WorldProfile(base, world);
+  ExploreSummary summary = Begin(base, world, o);
+  std::map<std::string, Scenario> smallest;  // by signature: the smallest file's, for shrinking
   const auto started = WallClock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(WallClock::now() - started).count(); };
-  double last_progress = 0;
-  auto progress = [&](FILE* f) {
-    std::fprintf(f, "[explore] runs=%lld runs/s=%.1f failures=%lld", static_cast<long long>(runs),
-                 static_cast<double>(runs) / std::max(elapsed(), 1e-9),
-                 static_cast<long long>(found));
-    for (const auto& [name, n] : failures)
-      std::fprintf(f, " %s=%lld", name.c_str(), static_cast<long long>(n));
-    if (!o.known.empty()) std::fprintf(f, " new=%lld", static_cast<long long>(found_new));
-    std::fprintf(f, "\n");
+  auto elapsed_ns = [&] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(WallClock::now() - started).count();
   };
+  auto elapsed = [&] { return static_cast<double>(elapsed_ns()) / 1e9; };
+  double last_progress = 0;
   int write_error = 0;
   // Runs go on --jobs threads; they are consumed (printed, written, counted)
   // in index order, so in the model the output is the same for every --jobs.
@@ -209,23 +243,17 @@ int Explore(const Scenario& base, const World& world, const ExploreOptions& o) {
         if (o.time.nanos() > 0 && elapsed() * 1e9 >= static_cast<double>(o.time.nanos())) {
           return false;
         }
-        ++runs;
+        ++summary.runs;
         if (world.real()) {
-          walls.push_back(run.wall_s);
-          cpus.push_back(run.cpu_s);
-          if (run.load >= 0) loads.push_back(run.load);
-          if (client.empty()) client = run.client;
+          summary.trials.push_back(run.figures);
+          if (summary.client.empty()) summary.client = run.client;
         }
         if (run.failed) {
-          ++found;
-          ++failures[run.name];
-          if (run.harness_error) ++harness_errors;
-          const bool is_known = o.known.Known(run.signature, profile);
-          if (!is_known) ++found_new;
+          const bool is_known = o.known.Known(run.signature, summary.profile);
           const std::string mark =
-              o.known.empty() ? "" : absl::StrCat(" (", KnownMark(o, run.signature, profile), ")");
-          Group& g = groups[run.signature];
-          if (g.count++ == 0) g.first_seed = run.seed;
+              o.known.empty()
+                  ? ""
+                  : absl::StrCat(" (", KnownMark(o, run.signature, summary.profile), ")");
           std::printf("found: seed %llu: %s%s%s%s\n", static_cast<unsigned long long>(run.seed),
                       run.text.c_str(), run.trial.empty() ? "" : " ", run.trial.c_str(),
                       mark.c_str());
@@ -248,63 +276,29 @@ int Explore(const Scenario& base, const World& world, const ExploreOptions& o) {
               std::printf("  written to %s (replay: prodsim run %s)\n", run.path.c_str(),
                           run.path.c_str());
             }
-            if (run.file.size() < g.smallest_size && !run.harness_error) {
-              g.smallest_size = run.file.size();
-              g.smallest_path = run.path;
-              g.smallest = std::move(run.scenario);
-            }
           }
+          if (Tally(o, run, &summary)) smallest[run.signature] = std::move(run.scenario);
           // With --known, a known finding does not stop the search.
           if (!o.keep_going && !is_known) return false;
         }
         if (elapsed() - last_progress >= 2.0) {
           last_progress = elapsed();
-          progress(stderr);
+          summary.wall_ns = elapsed_ns();
+          std::fprintf(stderr, "%s\n", ProgressLine(summary).c_str());
         }
         return true;
       });
   if (write_error != 0) return write_error;
-  std::printf("summary: ");
-  progress(stdout);
-  if (world.real()) {
-    double load = 0;
-    for (double l : loads) load += l;
-    std::printf(
-        "  over the wire: %s, %lld trial(s) on %u at once, median trial %.2f s of wall "
-        "time, harness errors %lld; machine: %u cores, 1-minute load %.2f on average "
-        "before the trials; the client spent %.2f s of CPU per trial (median)\n",
-        client.empty() ? world.Name().c_str() : client.c_str(), static_cast<long long>(runs),
-        o.jobs, Median(walls), static_cast<long long>(harness_errors), scenarios::MachineCores(),
-        loads.empty() ? -1.0 : load / static_cast<double>(loads.size()), Median(cpus));
-  }
-  if (!groups.empty()) {
-    // By count, then name: the table a CI job reads.
-    std::vector<std::pair<std::string, const Group*>> rows;
-    for (const auto& [sig, g] : groups) rows.emplace_back(sig, &g);
-    std::stable_sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
-      return x.second->count > y.second->count;
-    });
-    std::printf("by signature (%zu):\n", rows.size());
-    for (const auto& [sig, g] : rows) {
-      const bool is_known = o.known.Known(sig, profile);
-      const std::string elsewhere = is_known ? "" : o.known.ProfilesOf(sig);
-      std::printf("  %6lld %5.1f%% %-5s %s%s first seed %llu%s%s\n",
-                  static_cast<long long>(g->count),
-                  100.0 * static_cast<double>(g->count) / static_cast<double>(found),
-                  o.known.empty() ? ""
-                  : is_known      ? "known"
-                                  : "new",
-                  sig.c_str(),
-                  elsewhere.empty() ? "" : absl::StrCat(" (known on ", elsewhere, " only)").c_str(),
-                  static_cast<unsigned long long>(g->first_seed),
-                  g->smallest_path.empty() ? "" : ", smallest ", g->smallest_path.c_str());
-    }
+  summary.wall_ns = elapsed_ns();
+  std::fputs(SummaryText(summary).c_str(), stdout);
+  if (o.on_summary) {
+    std::fflush(stdout);
+    if (const int code = o.on_summary(summary); code != 0) return code;
   }
   if (!o.out.empty() && o.shrink) {
-    if (const int code = ShrinkNew(world, o, profile, groups); code != 0) return code;
+    if (const int code = ShrinkNew(world, o, summary, smallest); code != 0) return code;
   }
-  if (!o.known.empty()) return found_new > 0 ? 1 : 0;
-  return found > 0 ? 1 : 0;
+  return SummaryExitCode(summary);
 }
 
 namespace {
@@ -339,6 +333,14 @@ bool KnownSignatures::Known(const std::string& signature, const std::string& pro
   const auto it = by_signature_.find(signature);
   if (it == by_signature_.end()) return false;
   return it->second.contains(profile) || it->second.contains(std::string(kAnyWorld));
+}
+
+std::string KnownSignatures::Listing() const {
+  std::string out;
+  for (const auto& [signature, profiles] : by_signature_) {
+    absl::StrAppend(&out, signature, " ", absl::StrJoin(profiles, ", "), "\n");
+  }
+  return out;
 }
 
 std::string KnownSignatures::ProfilesOf(const std::string& signature) const {

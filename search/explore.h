@@ -13,6 +13,7 @@
 #define PRODSIM_SEARCH_EXPLORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -20,6 +21,7 @@
 
 #include "scenarios/explore.h"
 #include "scenarios/scenario.h"
+#include "search/summary.h"
 #include "search/world.h"
 #include "sim/core/time.h"
 
@@ -43,6 +45,9 @@ class KnownSignatures {
   // The profiles `signature` is known on, "" if none ("sarama-1.42.1").
   std::string ProfilesOf(const std::string& signature) const;
   size_t size() const { return by_signature_.size(); }
+  // One line per signature, "SIGNATURE PROFILE, PROFILE", in order: what a
+  // summary's digest of the known signatures is taken over.
+  std::string Listing() const;
 
  private:
   static constexpr std::string_view kAnyWorld = "*";
@@ -64,11 +69,18 @@ struct ExploreOptions {
   int shrink_trials = 5;
   int shrink_needed = 2;
   sim::Duration shrink_time = sim::Duration::Seconds(600);
+  // For the summary only: the base file as given, the digest of its bytes
+  // (DigestText), and the --known directory.
+  std::string base_path, base_digest, known_dir;
+  // Called once the summary is printed and before anything is shrunk (over
+  // the wire that can take long): writes it (explore --summary, --junit).
+  // Nonzero: Explore returns it and shrinks nothing.
+  std::function<int(const ExploreSummary&)> on_summary;
 };
 
-// Prints as it goes (stdout: findings and the summary; stderr: progress).
-// Returns the exit code: 0 nothing (new) found, 1 found, 73 a file could
-// not be written.
+// Prints as it goes (stdout: findings and the summary, SummaryText;
+// stderr: progress). Returns the exit code: 0 nothing (new) found, 1 found
+// (SummaryExitCode), 73 a file could not be written, or on_summary's.
 int Explore(const scenarios::Scenario& base, const World& world, const ExploreOptions& o);
 
 // The signatures of the scenario files under `dir` (recursively): each

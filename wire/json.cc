@@ -27,9 +27,12 @@ class Reader {
     if (pos_ != text_.size()) return Error("unexpected text after the value");
     return value;
   }
+  // The byte where ReadDocument's error was found.
+  size_t error_at() const { return error_at_; }
 
  private:
   absl::Status Error(std::string_view what) const {
+    error_at_ = pos_;
     return absl::InvalidArgumentError(absl::StrCat("JSON at byte ", pos_, ": ", Av(what)));
   }
   bool AtEnd() const { return pos_ >= text_.size(); }
@@ -46,6 +49,13 @@ class Reader {
   }
 
   absl::StatusOr<Value> ReadValue(size_t depth) {
+    const size_t start = pos_;
+    ASSIGN_OR_RETURN(Value value, ReadValueHere(depth));
+    value.offset = start;
+    return value;
+  }
+
+  absl::StatusOr<Value> ReadValueHere(size_t depth) {
     if (depth >= kDepthMax) return Error("nested too deeply");
     Value value;
     const char c = Peek();
@@ -231,6 +241,7 @@ class Reader {
 
   std::string_view text_;
   size_t pos_ = 0;
+  mutable size_t error_at_ = 0;  // set by Error
 };
 
 }  // namespace
@@ -247,12 +258,15 @@ std::string_view KindName(Value::Kind kind) {
   PRODSIM_ASSERT_MSG(false, "unknown JSON kind");
 }
 
-absl::StatusOr<Value> Parse(std::string_view text) {
+absl::StatusOr<Value> Parse(std::string_view text, size_t* error_at) {
   if (text.size() > kTextBytesMax) {
     return absl::InvalidArgumentError(
         absl::StrCat("JSON text of ", text.size(), " bytes, more than ", kTextBytesMax));
   }
-  return Reader(text).ReadDocument();
+  Reader reader(text);
+  absl::StatusOr<Value> value = reader.ReadDocument();
+  if (!value.ok() && error_at != nullptr) *error_at = reader.error_at();
+  return value;
 }
 
 void AppendQuoted(std::string* out, std::string_view text) {

@@ -42,14 +42,18 @@ struct Value {
   std::vector<Value> items;
   // An object's member names, parallel to `items`; empty for an array.
   std::vector<std::string> keys;
+  // The byte of the text where the value starts, for a reader's errors
+  // about what the value says (FILE:LINE:COLUMN).
+  size_t offset = 0;
 };
 
 // The name of a kind for error messages: "null", "a boolean", "an integer",
 // "a string", "an array", "an object".
 std::string_view KindName(Value::Kind kind);
 
-// Parses `text` as one JSON value. Errors name the byte offset.
-absl::StatusOr<Value> Parse(std::string_view text);
+// Parses `text` as one JSON value. Errors name the byte offset; with
+// `error_at`, it is set to that offset too.
+absl::StatusOr<Value> Parse(std::string_view text, size_t* error_at = nullptr);
 
 // Appends `text` to `out` as a JSON string literal: `"` and `\` escaped,
 // control characters as \n, \t, ... or \u00XX; other bytes as they are.
