@@ -21,13 +21,18 @@ inline constexpr int kExitNoFile = 66;
 inline constexpr int kExitCantCreate = 73;  // sysexits EX_CANTCREAT: an output file
 
 // Loads a scenario, or prints its one-line error and sets *code (65 bad
-// file, 66 missing file).
-bool LoadOrSay(const std::string& path, scenarios::Scenario* s, int* code);
+// file, 66 missing file) and, if given, *said to that line.
+bool LoadOrSay(const std::string& path, scenarios::Scenario* s, int* code,
+               std::string* said = nullptr);
 
 // The harness error, or each violation with up to three witnesses, indented
-// by `indent` spaces (the witnesses two more).
+// by `indent` spaces (the witnesses two more), one per line.
+std::string ViolationsText(const scenarios::RunOutput& out, int indent);
+// The failure's signature and its causal chain, one event per line; empty
+// for a pass or a run without violations.
+std::string SignatureText(const scenarios::RunOutput& out, int indent);
+// The same, on stdout.
 void PrintViolations(const scenarios::RunOutput& out, int indent);
-// The failure's signature and its causal chain, one event per line.
 void PrintSignature(const scenarios::RunOutput& out, int indent);
 
 // The producer profiles' names ("sarama-1.42.1", "sarama-main") and the
