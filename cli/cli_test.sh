@@ -58,6 +58,7 @@ expect 66 "cannot read" -- decode "$dir/crash.bin" -o "$dir/out.toml" --base="$d
 expect 64 "unknown --profile" -- decode "$dir/crash.bin" -o "$dir/out.toml" --profile=kafka-go
 expect 64 "bad decode flag '--max-faults=lots'" -- decode "$dir/crash.bin" -o "$dir/out.toml" --max-faults=lots
 expect 73 "cannot write" -- decode "$dir/crash.bin" -o "$dir/no/such/dir/out.toml"
+expect 73 "cannot write" -- run "$src/known/sarama-2803-assertion.toml" --junit="$dir/no/such/dir/out.xml"
 expect 65 "unknown_key.toml:4:[0-9]+:" -- encode "$dir/unknown_key.toml" -o "$dir/out.bin"
 mkdir "$dir/ok"
 "$prodsim" decode "$dir/crash.bin" -o "$dir/ok/decoded.toml" >/dev/null &&

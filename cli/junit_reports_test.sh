@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The --junit reports of run, real and fidelity: every report validates
+# under tools/junit.xsd (xmllint), its counts say what the run did, and a
+# failing case is reported as one (canaries: a copy of a known file with a
+# wrong [expect] verdict, a client that breaks what it acknowledges).
+#   junit_reports_test.sh PRODSIM FAKE_CLIENT SOURCE_DIR
+set -uo pipefail
+prodsim=${1:?}; fake=${2:?}; src=${3:?}
+dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+fail=0
+pass_file=$src/scenarios/corpus/report-config-no-faults.toml  # passes on both profiles
+fail_file=$src/scenarios/known/sarama-2803-assertion.toml     # producer-assertion; safety on main
+fake_file=$src/wire/testdata/fake-client.toml
+
+# report NAME WANT_RC "TESTS FAILURES ERRORS SKIPPED" -- ARGS...: runs prodsim
+# with ARGS --junit=DIR/NAME.xml, checks its exit code, that the report
+# validates and that its counts are these.
+report() {
+  local name=$1 want_rc=$2 want=$3; shift 4
+  local xml=$dir/$name.xml rc
+  "$prodsim" "$@" --junit="$xml" >"$dir/$name.log" 2>&1; rc=$?
+  if [[ $rc -ne $want_rc ]]; then
+    echo "FAIL $name: exit $rc, want $want_rc:"; sed -n 1,20p "$dir/$name.log"; fail=1; return
+  fi
+  if ! xmllint --noout --schema "$src/tools/junit.xsd" "$xml" 2>"$dir/$name.xmllint"; then
+    echo "FAIL $name: the report does not validate:"; cat "$dir/$name.xmllint"; fail=1; return
+  fi
+  local t f e s
+  read -r t f e s <<<"$want"
+  local counts="tests=\"$t\" failures=\"$f\" errors=\"$e\" skipped=\"$s\""
+  if ! grep -q "^<testsuites name=\"prodsim\" $counts" "$xml"; then
+    echo "FAIL $name: want $counts, got:"; grep '<testsuites' "$xml"; fail=1; return
+  fi
+  echo "ok   $name: exit $rc, $counts"
+}
+# has NAME PATTERN: the report NAME holds PATTERN (grep -E).
+has() {
+  if grep -qE -- "$2" "$dir/$1.xml"; then
+    echo "ok   $1 has $2"
+  else
+    echo "FAIL $1 lacks $2"; fail=1
+  fi
+}
+
+# run: a case per file, failing as the verdict (exit code) does.
+report run 4 "2 1 0 0" -- run "$pass_file" "$fail_file"
+has run '<testsuite name="prodsim run" '
+has run "<testcase name=\"$pass_file\" classname=\"prodsim.run.sarama-1.42.1\" time=\"[0-9.]+\">"
+has run '<failure message="producer-assertion \[no-producer-assertion\] two-in-flight@Broker.AsyncProduce" type="producer-assertion">no-producer-assertion: '
+has run '^  t=0.107300s error id=2 t/0: assertion failed'
+has run '^signature: two-in-flight@Broker.AsyncProduce; how it came about:'
+has run "^replay: prodsim run $fail_file --profile sarama-1.42.1</failure>"
+has run '<system-out>.*sarama-2803-assertion.toml: producer-assertion .* digest=a3ad3ea5dd354051 t=[0-9.]+s steps=[0-9]+ wall='
+# --check-expect: a case per [expect] entry (each file has a sarama-main
+# entry), passing as each holds.
+report run-expect 0 "4 0 0 0" -- run --check-expect "$pass_file" "$fail_file"
+has run-expect "<testcase name=\"$fail_file\" classname=\"prodsim.run.sarama-main\" "
+# --profile: the suite says so, the cases are classed by it.
+report run-profile 1 "2 1 0 0" -- run --profile=sarama-main "$pass_file" "$fail_file"
+has run-profile '<testsuite name="prodsim run --profile sarama-main" '
+has run-profile '<failure message="safety \[no-broker-sequence-error\] close-during-retry@asyncProducer.retryBatch" type="safety">'
+has run-profile "^replay: prodsim run $fail_file --profile sarama-main</failure>"
+report run-profile-expect 0 "2 0 0 0" -- run --profile=sarama-main --check-expect "$pass_file" "$fail_file"
+# The canary: the known file with a wrong [expect] verdict fails, and the
+# message is why the expectation does not hold.
+sed '/^\[expect\]/,/^verdict/s/^verdict = "producer-assertion"/verdict = "safety"/' "$fail_file" >"$dir/wrong.toml"
+report run-wrong-expect 1 "2 1 0 0" -- run --check-expect "$dir/wrong.toml"
+has run-wrong-expect '<failure message="expected verdict safety on sarama-1.42.1, got producer-assertion" type="producer-assertion">producer-assertion \[no-producer-assertion\]'
+has run-wrong-expect "^replay: prodsim run $dir/wrong.toml --profile sarama-1.42.1 --check-expect</failure>"
+# A harness error (the model refuses the fake client's world: idempotence
+# with five requests in flight) and a file that does not load are errors;
+# the exit code is the first file's that did not pass, as without --junit.
+report run-errors 70 "3 0 2 0" -- run "$pass_file" "$fake_file" "$dir/missing.toml"
+has run-errors '<error message="harness-error" type="harness-error">harness error: Idempotent producer requires'
+has run-errors '<error message="[^"]*missing.toml: cannot read file[^"]*" type="missing-file"/>'
+
+exit $fail
