@@ -87,6 +87,7 @@ expect 64 "trials takes" -- real "$src/known/sarama-2803-assertion.toml" --clien
 expect 64 "bound takes" -- real "$src/known/sarama-2803-assertion.toml" --client=librdkafka --bound=5parsecs
 expect 64 "exactly one scenario file" -- real --client=librdkafka
 expect 65 "unknown_key.toml:4:[0-9]+:" -- real "$dir/unknown_key.toml" --client=librdkafka
+expect 73 "cannot write" -- real "$src/known/sarama-2803-assertion.toml" --client=/nonexistent --junit="$dir/no/such/dir/out.xml"
 expect 66 "cannot read" -- serve "$dir/does_not_exist.toml"
 expect 64 "unknown flag" -- serve --frobnicate "$src/known/sarama-2803-assertion.toml"
 expect 64 "needs --client" -- fidelity "$src/known/sarama-2803-assertion.toml"

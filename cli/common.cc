@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "base/assert.h"
 #include "checks/check.h"
 #include "producer/profile.h"
@@ -81,6 +82,14 @@ std::vector<std::string> PolicyNames() {
     out.emplace_back(sim::PolicyName(p));
   }
   return out;
+}
+
+std::string ShellWord(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of(
+                                          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                          "0123456789_@%+=:,./-") == std::string::npos;
+  if (plain) return word;
+  return absl::StrCat("'", absl::StrReplaceAll(word, {{"'", "'\\''"}}), "'");
 }
 
 bool WriteText(const std::string& path, const std::string& text) {

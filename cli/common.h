@@ -40,6 +40,10 @@ void PrintSignature(const scenarios::RunOutput& out, int indent);
 std::vector<std::string> ProfileNames();
 std::vector<std::string> PolicyNames();
 
+// `word` as one shell word, for a command a report gives to run again: as
+// it is when nothing in it is special to the shell, else single-quoted.
+std::string ShellWord(const std::string& word);
+
 // Writes `text` to `path`; false, with a line on stderr, if it cannot.
 bool WriteText(const std::string& path, const std::string& text);
 // Creates `dir` and its parents; false, with a line on stderr, if it cannot.

@@ -74,4 +74,24 @@ report run-errors 70 "3 0 2 0" -- run "$pass_file" "$fake_file" "$dir/missing.to
 has run-errors '<error message="harness-error" type="harness-error">harness error: Idempotent producer requires'
 has run-errors '<error message="[^"]*missing.toml: cannot read file[^"]*" type="missing-file"/>'
 
+# real over the wire, with the fake client (wire/fake_client.cc): a case per
+# trial. A well-behaved mode passes; sequence-reuse breaks what it
+# acknowledges in every trial (the canary: failures, not passes); a crashing
+# client and a world the wire cannot serve (mock faults) are errors, and a
+# harness error stops the trials (the next would say the same).
+report real-pass 0 "2 0 0 0" -- real "$fake_file" --client="$fake goroutine-leak" --trials=2 --bound=10s
+has real-pass "<testsuite name=\"prodsim real sarama goroutine-leak\" "
+has real-pass "<testcase name=\"$fake_file trial 2\" classname=\"prodsim.real.sarama goroutine-leak\" "
+report real-fail 1 "2 2 0 0" -- real "$fake_file" --client="$fake sequence-reuse" --trials=2 --bound=10s
+has real-fail '<failure message="safety \[acked-are-durable\] sequence-reuse@fake" type="safety">verdict: '
+has real-fail '^signature: sequence-reuse@fake; how it came about:'
+has real-fail "^again \(each trial a sample of real timing\): prodsim real $fake_file --client=&apos;$fake sequence-reuse&apos; --trials=2 --until-failure</failure>"
+has real-fail '<system-out>.* trial 1/2: safety \[acked-are-durable\] sequence-reuse@fake client=fake sequence-reuse '
+report real-crash 5 "2 0 2 0" -- real "$src/wire/testdata/ten-messages.toml" \
+  --client="bash $src/wire/testdata/fake_client.sh crash" --trials=2 --bound=5s
+has real-crash '<error message="client-failure \[client-crashed\][^"]*" type="client-failure">'
+mock_file=$src/scenarios/known/mock/sarama-2803-correlation-mismatch.toml
+report real-harness 70 "1 0 1 0" -- real "$mock_file" --client="$fake goroutine-leak" --trials=2 --bound=10s
+has real-harness '<error message="harness-error" type="harness-error">'
+
 exit $fail

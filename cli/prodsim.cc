@@ -149,7 +149,7 @@ junit::Case RunCase(const std::string& path, const Scenario& run, const RunOutpu
   if (expect) c.text = absl::StrCat(VerdictText(out), "\n");
   absl::StrAppend(&c.text, cli::ViolationsText(out, 0));
   if (out.verdict != Verdict::kHarnessError) absl::StrAppend(&c.text, cli::SignatureText(out, 0));
-  absl::StrAppend(&c.text, "replay: prodsim run ", path, " --profile ", profile,
+  absl::StrAppend(&c.text, "replay: prodsim run ", ShellWord(path), " --profile ", profile,
                   expect ? " --check-expect" : "");
   return c;
 }
