@@ -95,6 +95,7 @@ expect 64 "unknown --policy" -- fidelity "$src/known/sarama-2803-assertion.toml"
 expect 64 "seeds takes" -- fidelity "$src/known/sarama-2803-assertion.toml" --client=x --seeds=0
 expect 65 "unknown_key.toml:4:[0-9]+:" -- fidelity "$dir/unknown_key.toml" --client=librdkafka
 expect 66 "cannot read" -- fidelity "$src/known/sarama-2803-assertion.toml" --client=x --real-from="$dir/none.csv"
+expect 73 "cannot write" -- fidelity "$src/known/sarama-2803-assertion.toml" --client=/nonexistent --junit="$dir/no/such/dir/out.xml"
 printf 'file,header\nnot,a,fidelity,line\n' > "$dir/bad.csv"
 expect 65 "bad.csv:2:1: not a line" -- fidelity "$src/known/sarama-2803-assertion.toml" --client=x --real-from="$dir/bad.csv"
 # --real-from: the real column comes from the CSV, no trial runs (the client
