@@ -58,6 +58,7 @@ expect 66 "cannot read" -- decode "$dir/crash.bin" -o "$dir/out.toml" --base="$d
 expect 64 "unknown --profile" -- decode "$dir/crash.bin" -o "$dir/out.toml" --profile=kafka-go
 expect 64 "bad decode flag '--max-faults=lots'" -- decode "$dir/crash.bin" -o "$dir/out.toml" --max-faults=lots
 expect 73 "cannot write" -- decode "$dir/crash.bin" -o "$dir/no/such/dir/out.toml"
+expect 73 "cannot write" -- run "$src/known/sarama-2803-assertion.toml" --junit="$dir/no/such/dir/out.xml"
 expect 65 "unknown_key.toml:4:[0-9]+:" -- encode "$dir/unknown_key.toml" -o "$dir/out.bin"
 mkdir "$dir/ok"
 "$prodsim" decode "$dir/crash.bin" -o "$dir/ok/decoded.toml" >/dev/null &&
@@ -86,6 +87,7 @@ expect 64 "trials takes" -- real "$src/known/sarama-2803-assertion.toml" --clien
 expect 64 "bound takes" -- real "$src/known/sarama-2803-assertion.toml" --client=librdkafka --bound=5parsecs
 expect 64 "exactly one scenario file" -- real --client=librdkafka
 expect 65 "unknown_key.toml:4:[0-9]+:" -- real "$dir/unknown_key.toml" --client=librdkafka
+expect 73 "cannot write" -- real "$src/known/sarama-2803-assertion.toml" --client=/nonexistent --junit="$dir/no/such/dir/out.xml"
 expect 66 "cannot read" -- serve "$dir/does_not_exist.toml"
 expect 64 "unknown flag" -- serve --frobnicate "$src/known/sarama-2803-assertion.toml"
 expect 64 "needs --client" -- fidelity "$src/known/sarama-2803-assertion.toml"
@@ -93,6 +95,7 @@ expect 64 "unknown --policy" -- fidelity "$src/known/sarama-2803-assertion.toml"
 expect 64 "seeds takes" -- fidelity "$src/known/sarama-2803-assertion.toml" --client=x --seeds=0
 expect 65 "unknown_key.toml:4:[0-9]+:" -- fidelity "$dir/unknown_key.toml" --client=librdkafka
 expect 66 "cannot read" -- fidelity "$src/known/sarama-2803-assertion.toml" --client=x --real-from="$dir/none.csv"
+expect 73 "cannot write" -- fidelity "$src/known/sarama-2803-assertion.toml" --client=/nonexistent --junit="$dir/no/such/dir/out.xml"
 printf 'file,header\nnot,a,fidelity,line\n' > "$dir/bad.csv"
 expect 65 "bad.csv:2:1: not a line" -- fidelity "$src/known/sarama-2803-assertion.toml" --client=x --real-from="$dir/bad.csv"
 # --real-from: the real column comes from the CSV, no trial runs (the client

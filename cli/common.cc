@@ -8,6 +8,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "base/assert.h"
 #include "checks/check.h"
 #include "producer/profile.h"
 #include "scenarios/parallel.h"
@@ -16,36 +18,53 @@
 
 namespace cli {
 
-bool LoadOrSay(const std::string& path, scenarios::Scenario* s, int* code) {
+bool LoadOrSay(const std::string& path, scenarios::Scenario* s, int* code, std::string* said) {
   absl::StatusOr<scenarios::Scenario> parsed = scenarios::LoadScenario(path);
   if (parsed.ok()) {
     *s = std::move(*parsed);
     return true;
   }
-  std::fprintf(stderr, "%s\n", std::string(parsed.status().message()).c_str());
+  const std::string line(parsed.status().message());
+  std::fprintf(stderr, "%s\n", line.c_str());
+  if (said != nullptr) *said = line;
   *code = absl::IsNotFound(parsed.status()) ? kExitNoFile : kExitBadFile;
   return false;
 }
 
-void PrintViolations(const scenarios::RunOutput& out, int indent) {
+std::string ViolationsText(const scenarios::RunOutput& out, int indent) {
+  PRODSIM_ASSERT(indent >= 0);
+  const std::string pad(static_cast<size_t>(indent), ' ');
   if (out.verdict == scenarios::Verdict::kHarnessError) {
-    std::printf("%*sharness error: %s\n", indent, "", out.harness_error.c_str());
-    return;
+    return absl::StrCat(pad, "harness error: ", out.harness_error, "\n");
   }
+  std::string text;
   for (const checks::Violation& v : out.violations) {
-    std::printf("%*s%s: %s\n", indent, "", v.check.c_str(), v.explanation.c_str());
+    absl::StrAppend(&text, pad, v.check, ": ", v.explanation, "\n");
     for (size_t i = 0; i < v.witnesses.size() && i < 3; ++i) {
-      std::printf("%*s%s\n", indent + 2, "", v.witnesses[i].c_str());
+      absl::StrAppend(&text, pad, "  ", v.witnesses[i], "\n");
     }
   }
+  return text;
+}
+
+std::string SignatureText(const scenarios::RunOutput& out, int indent) {
+  PRODSIM_ASSERT(indent >= 0);
+  if (out.verdict == scenarios::Verdict::kPass || out.violations.empty()) return "";
+  const std::string pad(static_cast<size_t>(indent), ' ');
+  const checks::Signature& sig = out.signature;
+  std::string text = absl::StrCat(
+      pad, "signature: ", sig.Text(),
+      sig.classified() ? "; how it came about:" : " (no rule explains it; the violation:)", "\n");
+  for (const std::string& line : sig.chain) absl::StrAppend(&text, pad, "  ", line, "\n");
+  return text;
+}
+
+void PrintViolations(const scenarios::RunOutput& out, int indent) {
+  std::fputs(ViolationsText(out, indent).c_str(), stdout);
 }
 
 void PrintSignature(const scenarios::RunOutput& out, int indent) {
-  if (out.verdict == scenarios::Verdict::kPass || out.violations.empty()) return;
-  const checks::Signature& sig = out.signature;
-  std::printf("%*ssignature: %s%s\n", indent, "", sig.Text().c_str(),
-              sig.classified() ? "; how it came about:" : " (no rule explains it; the violation:)");
-  for (const std::string& line : sig.chain) std::printf("%*s%s\n", indent + 2, "", line.c_str());
+  std::fputs(SignatureText(out, indent).c_str(), stdout);
 }
 
 std::vector<std::string> ProfileNames() {
@@ -63,6 +82,14 @@ std::vector<std::string> PolicyNames() {
     out.emplace_back(sim::PolicyName(p));
   }
   return out;
+}
+
+std::string ShellWord(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of(
+                                          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                          "0123456789_@%+=:,./-") == std::string::npos;
+  if (plain) return word;
+  return absl::StrCat("'", absl::StrReplaceAll(word, {{"'", "'\\''"}}), "'");
 }
 
 bool WriteText(const std::string& path, const std::string& text) {

@@ -21,19 +21,28 @@ inline constexpr int kExitNoFile = 66;
 inline constexpr int kExitCantCreate = 73;  // sysexits EX_CANTCREAT: an output file
 
 // Loads a scenario, or prints its one-line error and sets *code (65 bad
-// file, 66 missing file).
-bool LoadOrSay(const std::string& path, scenarios::Scenario* s, int* code);
+// file, 66 missing file) and, if given, *said to that line.
+bool LoadOrSay(const std::string& path, scenarios::Scenario* s, int* code,
+               std::string* said = nullptr);
 
 // The harness error, or each violation with up to three witnesses, indented
-// by `indent` spaces (the witnesses two more).
+// by `indent` spaces (the witnesses two more), one per line.
+std::string ViolationsText(const scenarios::RunOutput& out, int indent);
+// The failure's signature and its causal chain, one event per line; empty
+// for a pass or a run without violations.
+std::string SignatureText(const scenarios::RunOutput& out, int indent);
+// The same, on stdout.
 void PrintViolations(const scenarios::RunOutput& out, int indent);
-// The failure's signature and its causal chain, one event per line.
 void PrintSignature(const scenarios::RunOutput& out, int indent);
 
 // The producer profiles' names ("sarama-1.42.1", "sarama-main") and the
 // schedule policies' ("fifo", ...), for the flags that take one.
 std::vector<std::string> ProfileNames();
 std::vector<std::string> PolicyNames();
+
+// `word` as one shell word, for a command a report gives to run again: as
+// it is when nothing in it is special to the shell, else single-quoted.
+std::string ShellWord(const std::string& word);
 
 // Writes `text` to `path`; false, with a line on stderr, if it cannot.
 bool WriteText(const std::string& path, const std::string& text);

@@ -1,6 +1,8 @@
 // prodsim fidelity: the model's verdict distribution over schedule seeds
 // beside a real client's over wire trials, per scenario file.
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -18,6 +20,7 @@
 #include "cli/command_line.h"
 #include "cli/common.h"
 #include "cli/flags.h"
+#include "cli/junit.h"
 #include "producer/profile.h"
 #include "scenarios/explore.h"
 #include "scenarios/runner.h"
@@ -34,6 +37,16 @@ using scenarios::Scenario;
 using scenarios::Verdict;
 
 constexpr int64_t kCountMax = 100000;
+// How far apart the two columns' failure rates may be and still agree: the
+// fidelity target (docs/fidelity.md).
+constexpr double kAgreement = 0.25;
+
+// Wall time, for the JUnit report only.
+using WallClock = std::chrono::steady_clock;  // determinism-lint: allow (reported only)
+
+double SecondsSince(WallClock::time_point start) {
+  return std::chrono::duration<double>(WallClock::now() - start).count();
+}
 
 int Usage(const std::string& error) {
   std::fprintf(stderr, "prodsim: %s\n", error.c_str());
@@ -165,13 +178,63 @@ int ReadSavedReal(const std::string& path, absl::btree_map<std::string, SavedRea
   return 0;
 }
 
+// What fidelity --junit says of one file: a case named by it (its class, the
+// client's, is set at the end), passing when the two columns agree (within
+// kAgreement); <failure> when they do not; <error> when a side could not run
+// it (harness errors only, or no real trials: `no_real` says why); <skipped>
+// with --trials=0 and no --real-from column. `block` is what was printed
+// for it; `again` the command that runs it again ("": none).
+junit::Case FileCase(const std::string& name, const Side& model, const Side& real,
+                     const std::string& no_real, const std::string& block, const std::string& again,
+                     double seconds) {
+  junit::Case c{.name = name, .seconds = std::max(0.0, seconds), .out = block};
+  if (model.Rate() < 0) {
+    c.outcome = junit::Outcome::kError;
+    c.message = absl::StrCat("the model could not run it: ", model.first_harness_error);
+    c.type = "harness-error";
+  } else if (real.Rate() < 0 && real.runs > 0) {
+    c.outcome = junit::Outcome::kError;
+    c.message = absl::StrCat("the real client could not run it: ", real.first_harness_error);
+    c.type = "harness-error";
+  } else if (real.Rate() < 0 && !no_real.empty()) {
+    c.outcome = junit::Outcome::kError;
+    c.message = absl::StrCat("no real trials: ", no_real);
+    c.type = "no-client";
+  } else if (real.Rate() < 0) {
+    c.outcome = junit::Outcome::kSkipped;
+    c.message = "no real column (--trials=0)";
+  } else if (const double diff = std::fabs(model.Rate() - real.Rate()); diff > kAgreement) {
+    c.outcome = junit::Outcome::kFailure;
+    c.message = absl::StrFormat("|diff| %.2f > %.2f: model %s (%s), real %s (%s)", diff, kAgreement,
+                                Rate(model), model.Distribution(), Rate(real), real.Distribution());
+    c.type = "fidelity";
+  }
+  if (c.outcome == junit::Outcome::kFailure || c.outcome == junit::Outcome::kError) {
+    c.text = absl::StrCat("model: ", model.Distribution(), "\nreal: ", real.Distribution(), "\n");
+    if (!again.empty()) absl::StrAppend(&c.text, "again: ", again);
+  }
+  return c;
+}
+
 struct FidelityArgs {
   std::vector<std::string> files;
   wire::RealOptions options;
   int64_t seeds = 40, trials = 20, generated = 0, jobs = 1;
   uint64_t explore_seed = 1;
-  std::string profile, policy = "random", csv, real_from, base_file, out_dir;
+  std::string profile, policy = "random", csv, real_from, base_file, out_dir, junit_out;
 };
+
+// The command that runs one file of the population again as this one did,
+// or "" for a generated scenario not written to a file.
+std::string AgainCommand(const FidelityArgs& a, const std::string& name) {
+  if (a.generated > 0 && a.out_dir.empty()) return "";
+  std::string cmd =
+      absl::StrCat("prodsim fidelity ", ShellWord(name), " --client=", ShellWord(a.options.client),
+                   " --seeds=", a.seeds, " --trials=", a.trials, " --policy=", a.policy);
+  if (!a.profile.empty()) absl::StrAppend(&cmd, " --profile=", a.profile);
+  if (!a.real_from.empty()) absl::StrAppend(&cmd, " --real-from=", ShellWord(a.real_from));
+  return cmd;
+}
 
 int FidelityCommand(FidelityArgs& a) {
   const std::vector<std::string>& files = a.files;
@@ -234,6 +297,10 @@ int FidelityCommand(FidelityArgs& a) {
            "model_verdicts,client,trials,real_failures,real_trials_ran,real_harness_errors,"
            "real_verdicts,difference,real_load_mean,real_client_cpu_s_mean\n";
   }
+  const bool junit = !a.junit_out.empty();
+  if (junit && !junit::Claim(a.junit_out)) return kExitCantCreate;
+  const auto started = WallClock::now();
+  std::vector<junit::Case> cases;
   std::printf(
       "prodsim fidelity: model (policy %s, seeds 1..%lld) beside %s over the wire (%lld "
       "trials, %lld at once; real timing: a distribution)\n\n",
@@ -244,6 +311,8 @@ int FidelityCommand(FidelityArgs& a) {
   int64_t compared = 0, within = 0;
   double diff_sum = 0;
   for (auto& [name, scenario] : population) {
+    const auto file_started = WallClock::now();
+    std::string no_real;  // why a file has no real column where trials were asked for
     Scenario s = scenario;
     if (!profile.empty()) s = scenarios::WithProfile(s, profile);
     Side model, real;
@@ -263,7 +332,8 @@ int FidelityCommand(FidelityArgs& a) {
       load = saved_real->second.load;
       cpu = saved_real->second.cpu;
     } else if (trials > 0 && !world.ok()) {
-      std::printf("  (no real trials: %s)\n", std::string(world.status().message()).c_str());
+      no_real = std::string(world.status().message());
+      std::printf("  (no real trials: %s)\n", no_real.c_str());
     } else if (trials > 0) {
       double load_sum = 0, cpu_sum = 0;
       int64_t loads = 0;
@@ -284,21 +354,27 @@ int FidelityCommand(FidelityArgs& a) {
     if (both) {
       ++compared;
       diff_sum += diff;
-      if (diff <= 0.25) ++within;
+      if (diff <= kAgreement) ++within;
     }
-    std::printf("%-58s %-14s %9s %9s %6s\n", name.c_str(),
-                std::string(sarama::ProfileName(s.producer.profile)).c_str(), Rate(model).c_str(),
-                Rate(real).c_str(), both ? absl::StrFormat("%.2f", diff).c_str() : "-");
-    std::printf("  model: %s\n", model.Distribution().c_str());
+    // The file's lines, printed and (with --junit) its case's system-out.
+    std::string block =
+        absl::StrFormat("%-58s %-14s %9s %9s %6s\n", name, sarama::ProfileName(s.producer.profile),
+                        Rate(model), Rate(real), both ? absl::StrFormat("%.2f", diff) : "-");
+    absl::StrAppend(&block, "  model: ", model.Distribution(), "\n");
     if (!model.first_harness_error.empty()) {
-      std::printf("    harness error: %s\n", model.first_harness_error.c_str());
+      absl::StrAppend(&block, "    harness error: ", model.first_harness_error, "\n");
     }
-    std::printf("  real %s: %s\n", client_name.c_str(), real.Distribution().c_str());
-    if (load >= 0 || cpu >= 0) std::printf("    %s\n", MachineNote(load, cpu).c_str());
+    absl::StrAppend(&block, "  real ", client_name, ": ", real.Distribution(), "\n");
+    if (load >= 0 || cpu >= 0) absl::StrAppend(&block, "    ", MachineNote(load, cpu), "\n");
     if (!real.first_harness_error.empty()) {
-      std::printf("    harness error: %s\n", real.first_harness_error.c_str());
+      absl::StrAppend(&block, "    harness error: ", real.first_harness_error, "\n");
     }
+    std::fputs(block.c_str(), stdout);
     std::fflush(stdout);
+    if (junit) {
+      cases.push_back(FileCase(name, model, real, no_real, block, AgainCommand(a, name),
+                               SecondsSince(file_started)));
+    }
     if (out) {
       out << CsvField(name) << "," << sarama::ProfileName(s.producer.profile) << "," << policy
           << "," << seeds << "," << model.failures << "," << model.runs - model.harness_errors
@@ -312,11 +388,20 @@ int FidelityCommand(FidelityArgs& a) {
     }
   }
   if (compared > 0) {
-    std::printf("\n%lld of %lld within 0.25 of the real client; mean |diff| %.3f\n",
-                static_cast<long long>(within), static_cast<long long>(compared),
+    std::printf("\n%lld of %lld within %.2f of the real client; mean |diff| %.3f\n",
+                static_cast<long long>(within), static_cast<long long>(compared), kAgreement,
                 diff_sum / static_cast<double>(compared));
   }
   if (!csv.empty()) std::printf("\nwritten to %s\n", csv.c_str());
+  if (junit) {
+    for (junit::Case& c : cases) c.classname = absl::StrCat("prodsim.fidelity.", client_name);
+    if (!junit::WriteFile(a.junit_out,
+                          {junit::Suite{.name = absl::StrCat("prodsim fidelity ", client_name),
+                                        .seconds = SecondsSince(started),
+                                        .cases = std::move(cases)}})) {
+      return kExitCantCreate;
+    }
+  }
   return 0;
 }
 
@@ -350,6 +435,10 @@ void DeclareFidelity(CommandLine* cl) {
       ->default_str("the file's");
   f.Choice("--policy", &a->policy, PolicyNames(), "the model's schedule policy");
   f.Text("--csv", &a->csv, "OUT.csv", "write the table as CSV");
+  f.Text("--junit", &a->junit_out, "OUT.xml",
+         "write a JUnit XML report for CI systems: a test case per file, failing when the "
+         "columns' failure rates differ by more than 0.25, an error when a side could not run "
+         "it");
   f.Duration("--bound", &a->options.bound, "cap each real trial");
   f.Text("--real-from", &a->real_from, "CSV",
          "take each file's real column from an earlier run's CSV (no trials are run for a "

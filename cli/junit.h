@@ -43,6 +43,12 @@ std::string Render(const std::vector<Suite>& suites);
 // cannot (cli::WriteText).
 bool WriteFile(const std::string& path, const std::vector<Suite>& suites);
 
+// Empties `path` before a command's work: a report that cannot be written
+// is said at the start (false, with a line on stderr), and a command that
+// dies before WriteFile leaves an empty file, which no CI system reads as
+// tests that passed.
+bool Claim(const std::string& path);
+
 // `text` escaped for an XML attribute or element (see the file comment).
 std::string Escape(std::string_view text);
 

@@ -12,12 +12,15 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/assert.h"
 #include "checks/check.h"
 #include "checks/signature.h"
 #include "cli/command_line.h"
@@ -26,6 +29,7 @@
 #include "cli/flags.h"
 #include "cli/junit.h"
 #include "producer/async_producer.h"
+#include "producer/profile.h"
 #include "scenarios/decode.h"
 #include "scenarios/explore.h"
 #include "scenarios/parallel.h"
@@ -60,8 +64,9 @@ struct Args {
   std::string trace_out;
   std::string timeline_out;
   bool check_expect = false;
-  std::string profile;  // --profile: run with this producer profile instead
-  bool check = false;   // print --check: compare, do not print
+  std::string profile;    // --profile: run with this producer profile instead
+  bool check = false;     // print --check: compare, do not print
+  std::string junit_out;  // run --junit: the JUnit XML report
 };
 
 // Wall time, for the report line only: it never enters a run.
@@ -76,27 +81,39 @@ int Usage(const std::string& error) {
 bool Load(const std::string& path, Scenario* s, int* code) { return cli::LoadOrSay(path, s, code); }
 
 // Calls fn(path, scenario) for each file that loads; a file that does not
-// load prints its error and sets *code (the first failure's code wins).
-template <typename Fn>
-void ForEachScenario(const Args& args, int* code, Fn fn) {
+// load prints its error, sets *code (the first failure's code wins) and is
+// given to bad(path, the error's line, its code).
+template <typename Fn, typename Bad>
+void ForEachScenario(const Args& args, int* code, Fn fn, Bad bad) {
   for (const std::string& path : args.files) {
     Scenario s;
     int load_code = 0;
-    if (!Load(path, &s, &load_code)) {
+    std::string said;
+    if (!cli::LoadOrSay(path, &s, &load_code, &said)) {
       if (*code == 0) *code = load_code;
+      bad(path, said, load_code);
       continue;
     }
     fn(path, s);
   }
 }
+template <typename Fn>
+void ForEachScenario(const Args& args, int* code, Fn fn) {
+  ForEachScenario(args, code, fn, [](const std::string&, const std::string&, int) {});
+}
 
-void PrintOutcome(const std::string& path, const RunOutput& out, double wall_ms) {
+// The line run prints first for a file: verdict, digest, simulated time,
+// steps, wall time.
+std::string OutcomeLine(const std::string& path, const RunOutput& out, double wall_ms) {
   const sim::RunResult& r = out.record.run;
   // A world with mock faults is not a real cluster's: the line says so.
-  std::printf("%s: %s%s digest=%016llx t=%ss steps=%llu wall=%.1fms\n", path.c_str(),
-              VerdictText(out).c_str(), out.mock_faults ? " (mock faults)" : "",
-              static_cast<unsigned long long>(r.digest), r.end_time.ToString().c_str(),
-              static_cast<unsigned long long>(r.steps), wall_ms);
+  return absl::StrFormat("%s: %s%s digest=%016x t=%ss steps=%d wall=%.1fms", path, VerdictText(out),
+                         out.mock_faults ? " (mock faults)" : "", r.digest, r.end_time.ToString(),
+                         r.steps, wall_ms);
+}
+
+void PrintOutcome(const std::string& path, const RunOutput& out, double wall_ms) {
+  std::printf("%s\n", OutcomeLine(path, out, wall_ms).c_str());
   cli::PrintViolations(out, 2);
   if (std::getenv("PRODSIM_STEPS")) std::printf("%s", checks::DebugSteps(out.record).c_str());
   if (out.verdict == Verdict::kHarnessError) return;
@@ -106,11 +123,88 @@ void PrintOutcome(const std::string& path, const RunOutput& out, double wall_ms)
   }
 }
 
+// With --check-expect: whether the run's [expect] (or profile entry) holds,
+// and MatchesExpect's why when it does not.
+struct ExpectHeld {
+  bool holds = false;
+  std::string why = {};
+};
+
+// What run --junit says of one run of a file: a case named by the file, its
+// class by the profile it ran with. Without --check-expect it passes iff the
+// verdict is pass; with it (`expect` given) iff the expectation holds. A
+// harness error that was not expected is an <error>.
+junit::Case RunCase(const std::string& path, const Scenario& run, const RunOutput& out,
+                    double wall_ms, const std::optional<ExpectHeld>& expect) {
+  PRODSIM_ASSERT(wall_ms >= 0);
+  const std::string profile(sarama::ProfileName(run.producer.profile));
+  junit::Case c{.name = path,
+                .classname = absl::StrCat("prodsim.run.", profile),
+                .seconds = wall_ms / 1000,
+                .out = OutcomeLine(path, out, wall_ms)};
+  if (expect ? expect->holds : out.verdict == Verdict::kPass) return c;
+  c.outcome =
+      out.verdict == Verdict::kHarnessError ? junit::Outcome::kError : junit::Outcome::kFailure;
+  c.message = expect ? expect->why : VerdictText(out);
+  c.type = std::string(VerdictName(out.verdict));
+  // The verdict line is the message, unless the expectation took its place.
+  if (expect) c.text = absl::StrCat(VerdictText(out), "\n");
+  absl::StrAppend(&c.text, cli::ViolationsText(out, 0));
+  if (out.verdict != Verdict::kHarnessError) absl::StrAppend(&c.text, cli::SignatureText(out, 0));
+  absl::StrAppend(&c.text, "replay: prodsim run ", ShellWord(path), " --profile ", profile,
+                  expect ? " --check-expect" : "");
+  return c;
+}
+
+// A file run could not load: an <error> with the line it printed.
+junit::Case UnloadedCase(const std::string& path, const std::string& profile,
+                         const std::string& said, int code) {
+  return junit::Case{
+      .name = path,
+      .classname = profile.empty() ? "prodsim.run" : absl::StrCat("prodsim.run.", profile),
+      .outcome = junit::Outcome::kError,
+      .message = said,
+      .type = code == kExitNoFile ? "missing-file" : "bad-file"};
+}
+
+double MillisSince(WallClock::time_point start) {
+  return std::chrono::duration<double, std::milli>(WallClock::now() - start).count();
+}
+
+// With --check-expect and no --profile: each [expect.profiles."NAME"] entry
+// of `s`, run with its profile and printed under the file's lines; false if
+// one does not hold. With --junit, each is a case of its own in *cases.
+bool CheckProfileEntries(const std::string& path, const Scenario& s,
+                         std::vector<junit::Case>* cases) {
+  bool all = true;
+  if (!s.expect.has_value()) return all;
+  for (const ProfileExpectSpec& p : s.expect->profiles) {
+    const Scenario other = WithProfile(s, p.profile);
+    const auto start = WallClock::now();
+    const RunOutput o = RunScenario(other);
+    const double wall_ms = MillisSince(start);
+    std::string why;
+    const bool ok = MatchesExpect(other, o, &why);
+    std::printf("  on %s: %s digest=%016llx%s%s\n", p.profile.c_str(), VerdictText(o).c_str(),
+                static_cast<unsigned long long>(o.record.run.digest),
+                ok ? "" : ": expect does not hold: ", ok ? "" : why.c_str());
+    if (!ok) all = false;
+    if (cases != nullptr) cases->push_back(RunCase(path, other, o, wall_ms, ExpectHeld{ok, why}));
+  }
+  return all;
+}
+
 int Run(const Args& args) {
   int code = 0;
   size_t done = 0, failed = 0;
   const auto started = WallClock::now();
-  ForEachScenario(args, &code, [&](const std::string& path, const Scenario& s) {
+  const bool junit = !args.junit_out.empty();
+  if (junit && !junit::Claim(args.junit_out)) return kExitCantCreate;
+  junit::Suite suite{.name = args.profile.empty()
+                                 ? "prodsim run"
+                                 : absl::StrCat("prodsim run --profile ", args.profile)};
+  std::vector<junit::Case>* cases = junit ? &suite.cases : nullptr;
+  const auto one = [&](const std::string& path, const Scenario& s) {
     if (args.files.size() >= 20 && done > 0 && done % 20 == 0) {
       const double secs = std::chrono::duration<double>(WallClock::now() - started).count();
       std::fprintf(stderr, "[progress] %zu/%zu files, %zu not passing, %.1f files/s\n", done,
@@ -123,8 +217,7 @@ int Run(const Args& args) {
     const Scenario run = args.profile.empty() ? s : WithProfile(s, args.profile);
     const auto start = WallClock::now();
     const RunOutput out = RunScenario(run, options);
-    const double wall_ms =
-        std::chrono::duration<double, std::milli>(WallClock::now() - start).count();
+    const double wall_ms = MillisSince(start);
     PrintOutcome(path, out, wall_ms);
     if (!args.trace_out.empty()) {
       std::ofstream f(args.trace_out);
@@ -138,27 +231,27 @@ int Run(const Args& args) {
                   args.timeline_out.c_str());
     }
     int this_code = ExitCode(out.verdict);
+    std::optional<ExpectHeld> expect;
     if (args.check_expect) {
       std::string why;
       this_code = MatchesExpect(run, out, &why) ? 0 : 1;
       if (this_code != 0) std::printf("  expect does not hold: %s\n", why.c_str());
-      // Without --profile, every [expect.profiles."NAME"] entry too.
-      if (args.profile.empty() && s.expect.has_value()) {
-        for (const ProfileExpectSpec& p : s.expect->profiles) {
-          const Scenario other = WithProfile(s, p.profile);
-          const RunOutput o = RunScenario(other);
-          std::string other_why;
-          const bool ok = MatchesExpect(other, o, &other_why);
-          std::printf("  on %s: %s digest=%016llx%s%s\n", p.profile.c_str(), VerdictText(o).c_str(),
-                      static_cast<unsigned long long>(o.record.run.digest),
-                      ok ? "" : ": expect does not hold: ", ok ? "" : other_why.c_str());
-          if (!ok) this_code = 1;
-        }
-      }
+      expect = ExpectHeld{this_code == 0, why};
+    }
+    if (cases != nullptr) cases->push_back(RunCase(path, run, out, wall_ms, expect));
+    // Without --profile, every [expect.profiles."NAME"] entry too.
+    if (args.check_expect && args.profile.empty() && !CheckProfileEntries(path, s, cases)) {
+      this_code = 1;
     }
     if (this_code != 0) ++failed;
     if (code == 0) code = this_code;
-  });
+  };
+  const auto bad = [&](const std::string& path, const std::string& said, int load_code) {
+    if (cases != nullptr) cases->push_back(UnloadedCase(path, args.profile, said, load_code));
+  };
+  ForEachScenario(args, &code, one, bad);
+  suite.seconds = MillisSince(started) / 1000;
+  if (junit && !junit::WriteFile(args.junit_out, {suite})) return kExitCantCreate;
   return code;
 }
 
@@ -638,6 +731,10 @@ void DeclareScenarioCommands(CommandLine* cl) {
     f.Choice("--profile", &a->profile, ProfileNames(),
              "run with this producer profile instead of the file's; --check-expect then "
              "checks its entry");
+    f.Text("--junit", &a->junit_out, "OUT.xml",
+           "write a JUnit XML report for CI systems: a test case per file (with --check-expect, "
+           "per [expect] entry checked), failing as the exit code does, with the violations "
+           "and the replay command");
   }
   DeclareExplore(cl);
   DeclareShrink(cl);

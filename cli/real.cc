@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -13,9 +14,11 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/assert.h"
 #include "cli/command_line.h"
 #include "cli/common.h"
 #include "cli/flags.h"
+#include "cli/junit.h"
 #include "scenarios/parallel.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario.h"
@@ -53,8 +56,40 @@ struct RealArgs {
   wire::RealOptions options;
   int64_t trials = 1, jobs = 1;
   bool until_failure = false;
-  std::string trace_out, history_out, events_out, out_dir;
+  std::string trace_out, history_out, events_out, out_dir, junit_out;
 };
+
+// Wall time, for the JUnit report only.
+using WallClock = std::chrono::steady_clock;  // determinism-lint: allow (reported only)
+
+double SecondsSince(WallClock::time_point start) {
+  return std::chrono::duration<double>(WallClock::now() - start).count();
+}
+
+// What real --junit says of one trial: a case "FILE trial T" (its class, the
+// client's, is set once the client has said its name), passing iff the
+// verdict is pass; a client failure or a harness error (the client or the
+// harness could not run the trial) is an <error>, any other verdict a
+// <failure>. Its text is the trial's report as --out keeps it, and the
+// command that runs trials until one fails.
+junit::Case TrialCase(const std::string& file, int64_t t, const wire::RealOutput& r,
+                      const std::string& line, const RealArgs& a) {
+  PRODSIM_ASSERT(t >= 1);
+  junit::Case c{.name = absl::StrCat(file, " trial ", t),
+                .seconds = std::max(0.0, static_cast<double>(r.wall.nanos()) / 1e9),
+                .out = line};
+  if (r.run.verdict == Verdict::kPass) return c;
+  const bool error =
+      r.run.verdict == Verdict::kClientFailure || r.run.verdict == Verdict::kHarnessError;
+  c.outcome = error ? junit::Outcome::kError : junit::Outcome::kFailure;
+  c.message = scenarios::VerdictText(r.run);
+  c.type = std::string(scenarios::VerdictName(r.run.verdict));
+  c.text = absl::StrCat(wire::TrialReport(r.run, ""),
+                        "again (each trial a sample of real timing): ", "prodsim real ",
+                        ShellWord(file), " --client=", ShellWord(a.options.client),
+                        " --trials=", a.trials, " --until-failure");
+  return c;
+}
 
 int RealCommand(RealArgs& a) {
   const std::vector<std::string>& files = a.files;
@@ -74,7 +109,10 @@ int RealCommand(RealArgs& a) {
     return kExitUsage;
   }
   if (!out_dir.empty() && !MakeDirectory(out_dir)) return kExitCantCreate;
+  if (!a.junit_out.empty() && !junit::Claim(a.junit_out)) return kExitCantCreate;
   const std::string& file = files[0];
+  const auto started = WallClock::now();
+  std::vector<junit::Case> cases;
 
   // verdict text -> count, and the first trial that had it
   absl::btree_map<std::string, std::pair<int64_t, int64_t>> seen;
@@ -111,6 +149,7 @@ int RealCommand(RealArgs& a) {
         const std::string line =
             TrialLine(file, t, trials, r, client.empty() ? options.client : client);
         std::printf("%s\n", line.c_str());
+        if (!a.junit_out.empty()) cases.push_back(TrialCase(file, t, r, line, a));
         if (r.run.verdict != Verdict::kPass) {
           if (inserted) PrintViolations(r.run, 4);
           if (!out_dir.empty()) {
@@ -161,6 +200,15 @@ int RealCommand(RealArgs& a) {
     if (v != Verdict::kPass && n > most) {
       worst = v;
       most = n;
+    }
+  }
+  if (!a.junit_out.empty()) {
+    const std::string name = client.empty() ? options.client : client;
+    for (junit::Case& c : cases) c.classname = absl::StrCat("prodsim.real.", name);
+    if (!junit::WriteFile(a.junit_out, {junit::Suite{.name = absl::StrCat("prodsim real ", name),
+                                                     .seconds = SecondsSince(started),
+                                                     .cases = std::move(cases)}})) {
+      return kExitCantCreate;
     }
   }
   return scenarios::ExitCode(worst);
@@ -240,6 +288,9 @@ void DeclareReal(CommandLine* cl) {
   f.Text("--out", &a->out_dir, "DIR",
          "keep every failing trial: DIR/trial-T.txt (its verdict, every violation with all "
          "witnesses, the signature's chain) and DIR/trial-T-history.txt");
+  f.Text("--junit", &a->junit_out, "OUT.xml",
+         "write a JUnit XML report for CI systems: a test case per trial, failing as its "
+         "verdict does (client failures and harness errors as errors), with its report");
 
   auto s = std::make_shared<ServeArgs>();
   Flags& serve =
