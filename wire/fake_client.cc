@@ -100,55 +100,94 @@ Job ReadJob() {
   return job;
 }
 
+// One connection to the broker. A connection that breaks (a write or a
+// read fails: the scenario's faults reset or close connections) is opened
+// again and the request sent again, as a real client retries a request it
+// got no answer to; only a read timeout is handed back (nullptr). Before,
+// the driver exited on a broken connection, so a generated scenario with a
+// connection fault made the fake client crash instead of misbehaving as
+// its mode says (wire_client_signatures failed now and then).
 class Conn {
  public:
-  Conn(const std::string& host, int port) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    inet_pton(AF_INET, host.c_str(), &a.sin_addr);
-    if (connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) Fail("connect");
-    timeval tv{5, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  }
+  Conn(std::string host, int port) : host_(std::move(host)), port_(port) { Open(); }
   ~Conn() { close(fd_); }
 
   std::shared_ptr<kafka::Message> Call(int16_t api, int16_t version, const kafka::Message& m) {
-    RequestHeader h{api, version, ++correlation_, std::string("prodsim-fake-client")};
-    const std::string frame = kafka::wire::EncodeRequest(h, m);
-    if (write(fd_, frame.data(), frame.size()) != static_cast<ssize_t>(frame.size())) Fail("write");
-    char size[4];
-    if (!ReadAll(size, 4)) return nullptr;  // the read timeout
-    const uint32_t n = ntohl(*reinterpret_cast<uint32_t*>(size));
-    std::string body(n, '\0');
-    if (!ReadAll(body.data(), n)) Fail("read");
-    absl::StatusOr<std::shared_ptr<kafka::Message>> r = kafka::wire::DecodeResponse(h, body);
-    if (!r.ok()) Fail(std::string(r.status().message()));
-    return *r;
-  }
-
- private:
-  // False when the read timed out before anything came.
-  bool ReadAll(char* p, size_t n) {
-    while (n > 0) {
-      const ssize_t got = read(fd_, p, n);
-      if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
-      if (got <= 0) Fail("read");
-      p += got;
-      n -= static_cast<size_t>(got);
+    for (int attempt = 0;; ++attempt) {
+      RequestHeader h{api, version, ++correlation_, std::string("prodsim-fake-client")};
+      const std::string frame = kafka::wire::EncodeRequest(h, m);
+      std::string body;
+      const Read got = write(fd_, frame.data(), frame.size()) == static_cast<ssize_t>(frame.size())
+                           ? ReadFrame(&body)
+                           : Read::kBroken;
+      if (got == Read::kTimedOut) return nullptr;
+      if (got == Read::kOk) {
+        absl::StatusOr<std::shared_ptr<kafka::Message>> r = kafka::wire::DecodeResponse(h, body);
+        if (!r.ok()) Fail(std::string(r.status().message()));
+        return *r;
+      }
+      if (attempt == kAttempts) Fail("the connection broke on every attempt");
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      close(fd_);
+      Open();
     }
-    return true;
   }
 
- public:
   void SetReadTimeout(int seconds) {
+    read_timeout_s_ = seconds;
     timeval tv{seconds, 0};
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   }
 
  private:
+  static constexpr int kAttempts = 50;  // 100 ms apart: longer than the tests' faults
+  enum class Read { kOk, kTimedOut, kBroken };
+
+  // Connects, trying again while the broker refuses (a fault may hold the
+  // port closed for a while).
+  void Open() {
+    for (int attempt = 0;; ++attempt) {
+      fd_ = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_port = htons(static_cast<uint16_t>(port_));
+      inet_pton(AF_INET, host_.c_str(), &a.sin_addr);
+      if (connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) break;
+      close(fd_);
+      if (attempt == kAttempts) Fail("connect");
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    SetReadTimeout(read_timeout_s_);
+  }
+
+  Read ReadFrame(std::string* body) {
+    char size[4];
+    if (const Read r = ReadAll(size, 4, /*first=*/true); r != Read::kOk) return r;
+    const uint32_t n = ntohl(*reinterpret_cast<uint32_t*>(size));
+    body->assign(n, '\0');
+    return ReadAll(body->data(), n, /*first=*/false);
+  }
+
+  // kTimedOut when the read timed out before anything of a response came;
+  // kBroken when the connection ended or failed (or timed out mid-frame).
+  Read ReadAll(char* p, size_t n, bool first) {
+    while (n > 0) {
+      const ssize_t got = read(fd_, p, n);
+      if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        return first ? Read::kTimedOut : Read::kBroken;
+      }
+      if (got <= 0) return Read::kBroken;
+      p += got;
+      n -= static_cast<size_t>(got);
+      first = false;
+    }
+    return Read::kOk;
+  }
+
+  std::string host_;
+  int port_ = 0;
   int fd_ = -1;
+  int read_timeout_s_ = 5;
   int32_t correlation_ = 0;
 };
 
