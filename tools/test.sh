@@ -24,9 +24,16 @@ run_ctest() {
     | grep -vE '^ +Start|^[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed' || true
   grep -q "tests passed, 0 tests failed" "build/$1/ctest.log"
 }
+# Line tables only (-g1), not full debug info: the sanitizers' and gdb's
+# backtraces keep file:line, and the two builds take ~30% less time
+# (producer/async_producer.cc: 21.1 s with -g, 14.7 s with -g1). The
+# optimisation and NDEBUG are the presets' own (RelWithDebInfo).
+debug_flags="-O2 -g1 -DNDEBUG"
 for preset in default asan; do
   phase "preset $preset: build" \
-    bash -c "cmake --preset $preset >/dev/null && cmake --build --preset $preset -j $jobs"
+    bash -c "cmake --preset $preset -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='$debug_flags' \
+      -DCMAKE_C_FLAGS_RELWITHDEBINFO='$debug_flags' >/dev/null &&
+      cmake --build --preset $preset -j $jobs"
   if [[ $status != 0 ]]; then
     echo "failed: the $preset build"
     exit 1
