@@ -14,7 +14,6 @@
 #include "scenarios/scenario.h"
 
 #include <algorithm>
-#include <fstream>
 #include <iterator>
 #include <limits>
 #include <optional>
@@ -29,6 +28,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/assert.h"
+#include "base/file.h"
+#include "base/status_macros.h"
 #include "scenarios/realism.h"
 #include "scenarios/schema.h"
 #include "scenarios/toml_reader.h"
@@ -938,18 +939,9 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view o
 }
 
 absl::StatusOr<Scenario> LoadScenario(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  // One byte past the limit, so that ParseScenario reports the size.
   std::string text;
-  if (in) {
-    // Read one byte past the limit, so that ParseScenario reports the size.
-    text.resize(internal::kMaxInputBytes + 1);
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<size_t>(in.gcount()));
-  }
-  if (!in && !in.eof()) {
-    return absl::NotFoundError(
-        absl::StrCat(path, ": cannot read file (hint: check the path and its permissions)"));
-  }
+  RETURN_IF_ERROR(base::ReadFileUpTo(path, internal::kMaxInputBytes, &text));
   return ParseScenario(text, path);
 }
 

@@ -1,7 +1,6 @@
 #include "search/summary.h"
 
 #include <algorithm>
-#include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <string>
@@ -15,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/assert.h"
+#include "base/file.h"
 #include "base/status_macros.h"
 #include "checks/verdict.h"
 #include "sim/core/prng.h"
@@ -517,18 +517,9 @@ absl::StatusOr<ExploreSummary> ParseSummary(const std::string& text, const std::
 }
 
 absl::StatusOr<ExploreSummary> ReadSummary(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  // One byte past the reader's limit, so that the error says the size.
   std::string text;
-  if (in) {
-    // One byte past the reader's limit, so that the error says the size.
-    text.resize(json::kTextBytesMax + 1);
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<size_t>(in.gcount()));
-  }
-  if (!in && !in.eof()) {
-    return absl::NotFoundError(
-        absl::StrCat(path, ": cannot read file (hint: check the path and its permissions)"));
-  }
+  RETURN_IF_ERROR(base::ReadFileUpTo(path, json::kTextBytesMax, &text));
   if (text.size() > json::kTextBytesMax) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": more than ", json::kTextBytesMax, " bytes, not a summary"));
