@@ -5,7 +5,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_replace.h"
 #include "checks/verdict.h"
 #include "cli/common.h"
 
@@ -16,16 +15,6 @@ using search::ExploreSummary;
 using search::Finding;
 
 const std::string kHarnessError(checks::VerdictName(checks::Verdict::kHarnessError));
-
-// `word` as one shell word: quoted when it holds more than a path's
-// characters (a --client command with its arguments).
-std::string ShellWord(const std::string& word) {
-  if (word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-                             "@%+=:,./_-") == std::string::npos) {
-    return word;
-  }
-  return absl::StrCat("'", absl::StrReplaceAll(word, {{"'", "'\\''"}}), "'");
-}
 
 // The command that replays a written file in the summary's world.
 std::string Replay(const ExploreSummary& s, const std::string& path) {
