@@ -15,8 +15,9 @@ namespace sim {
 
 bool Scheduler::AnyRunnable() {
   if (!go_) return !runq_.empty();
-  Time busy;
-  return PickP(&busy, /*draw=*/false) >= 0;
+  ready_.n = ReadyPs(ready_.ps, &ready_.busy_until);
+  ready_.valid = true;
+  return ready_.n > 0;
 }
 
 void Scheduler::ChargeCpu(GoP& p) {
@@ -69,18 +70,6 @@ void Scheduler::PutReadyGo(Goroutine* g) {
   } else {
     global_.PushBack(g);
   }
-}
-
-// Whether P `i`, with no goroutine on it, would find one in findRunnable:
-// its own runnext or local queue, the global queue, or one to steal.
-bool Scheduler::GoCanFindWork(size_t i) const {
-  const GoP& p = ps_[i];
-  if (i == nps_) return !p.local.empty();  // the world runs only its own
-  if (p.runnext != nullptr || !p.local.empty() || !global_.empty()) return true;
-  for (size_t v = 0; v < nps_; ++v) {
-    if (v != i && Stealable(v, /*runnext=*/true)) return true;
-  }
-  return false;
 }
 
 // runqgrab: a thief may take from P v's local queue; and, on the last
@@ -141,17 +130,36 @@ void Scheduler::NetpollWake() {
   if (moved) std::make_heap(timers_.begin(), timers_.end(), TimerLater{});
 }
 
-// Which P runs next. Every P that has a goroutine on it, or would find
-// one, runs in parallel with the others; the simulation runs one at a
-// time, the one whose CPU is free first (the cost it spent), and among
-// those free now a draw decides (parallel execution interleaves anywhere).
-int Scheduler::PickP(Time* busy_until, bool draw) {
+// Which Ps can run at now_. Every P that has a goroutine on it, or would
+// find one in findRunnable (its own runnext or local queue, the global
+// queue, or one to steal from another P), runs in parallel with the others;
+// the simulation runs one at a time, the one whose CPU is free first (the
+// cost it spent). The world's P runs only its own queue. Whether a P could
+// steal is counted once for all of them: P i can when any P but i is
+// stealable.
+size_t Scheduler::ReadyPs(size_t* ready, Time* busy_until) const {
   *busy_until = Time::Max();
-  size_t ready[kGoMaxProcs + 1];  // the program's Ps and the world's
+  const bool global = !global_.empty();
+  bool stealable[kGoMaxProcs];
+  size_t nstealable = 0;
+  bool counted = false;
   size_t n = 0;
   for (size_t i = 0; i < ps_.size(); ++i) {
     const GoP& p = ps_[i];
-    if (p.cur == nullptr && !GoCanFindWork(i)) continue;
+    if (p.cur == nullptr) {
+      if (i == nps_) {
+        if (p.local.empty()) continue;
+      } else if (p.runnext == nullptr && p.local.empty() && !global) {
+        if (!counted) {
+          counted = true;
+          for (size_t v = 0; v < nps_; ++v) {
+            stealable[v] = Stealable(v, /*runnext=*/true);
+            nstealable += stealable[v] ? 1 : 0;
+          }
+        }
+        if (nstealable <= (stealable[i] ? 1u : 0u)) continue;
+      }
+    }
     const Time at = PReady(p);
     if (at > now_) {
       *busy_until = std::min(*busy_until, at);
@@ -159,8 +167,19 @@ int Scheduler::PickP(Time* busy_until, bool draw) {
     }
     ready[n++] = i;
   }
+  return n;
+}
+
+// Among the Ps free now a draw decides (parallel execution interleaves
+// anywhere).
+int Scheduler::PickP(Time* busy_until) {
+  size_t ready[kGoMaxProcs + 1];  // the program's Ps and the world's
+  return DrawP(ready, ReadyPs(ready, busy_until));
+}
+
+int Scheduler::DrawP(const size_t* ready, size_t n) {
   if (n == 0) return -1;
-  if (n == 1 || !draw) return static_cast<int>(ready[0]);
+  if (n == 1) return static_cast<int>(ready[0]);
   return static_cast<int>(ready[RandomPick(n)]);
 }
 

@@ -319,8 +319,16 @@ void Scheduler::Block(std::coroutine_handle<> h, const Blocker* why) {
 
 Goroutine* Scheduler::PickNext() {
   if (go_) {
-    Time busy;
-    const int chosen = next_p_ >= 0 ? std::exchange(next_p_, -1) : PickP(&busy);
+    int chosen;
+    if (next_p_ >= 0) {
+      chosen = std::exchange(next_p_, -1);
+    } else if (ready_.valid) {
+      chosen = DrawP(ready_.ps, ready_.n);
+    } else {
+      Time busy;
+      chosen = PickP(&busy);
+    }
+    ready_.valid = false;
     PRODSIM_ASSERT(chosen >= 0);
     cur_p_ = static_cast<size_t>(chosen);
     GoP& p = ps_[cur_p_];
@@ -390,21 +398,17 @@ RunResult Scheduler::Run() {
       }
       if (!AnyRunnable()) {
         Time next = timers_.empty() ? Time::Max() : timers_.front().at;
-        if (go_) {
-          Time busy = Time::Max();
-          PickP(&busy);
-          next = std::min(next, busy);
-        }
+        if (go_) next = std::min(next, ready_.busy_until);
         AdvanceTo(outside->Tick(now_, std::min(next, options_.time_limit), /*block=*/true));
         continue;
       }
       if (steps_ % kOutsidePollSteps == 0) {
         AdvanceTo(outside->Tick(now_, now_, /*block=*/false));
+        ready_.valid = false;  // a delivery may have readied a goroutine
       }
     } else if (!AnyRunnable()) {
       // A P that is busy for the CPU cost it spent becomes free later.
-      Time busy = Time::Max();
-      if (go_) PickP(&busy);
+      const Time busy = go_ ? ready_.busy_until : Time::Max();
       if (timers_.empty() && busy == Time::Max()) {
         result.outcome = tasks_.empty() ? Outcome::kAllDone : Outcome::kDeadlock;
         if (!tasks_.empty()) end_detail_ = DeadlockReport();

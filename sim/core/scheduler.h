@@ -464,16 +464,20 @@ class Scheduler {
   void ReadyGo(Goroutine* g);
   void PutReadyGo(Goroutine* g);
   void RunqPut(GoP& p, Goroutine* g, bool next);
-  // The P that runs next at now_, or -1 if none can (all idle, or busy
-  // until later: *busy_until then says until when, else Max).
-  int PickP(Time* busy_until, bool draw = true);
+  // The Ps that can run at now_, ascending, into `ready` (room for
+  // kGoMaxProcs + 1); their count. With none, *busy_until says when the
+  // first busy one is free (else Max).
+  size_t ReadyPs(size_t* ready, Time* busy_until) const;
+  // The P that runs next at now_, drawn among ReadyPs, or -1 if none can.
+  int PickP(Time* busy_until);
+  int DrawP(const size_t* ready, size_t n);
   Goroutine* FindRunnable(GoP& p, bool* inherit);
   Goroutine* StealFrom(GoP& thief, size_t victim_index, bool runnext);
-  bool GoCanFindWork(size_t p) const;
   bool Stealable(size_t victim, bool runnext) const;
   Time PReady(const GoP& p) const { return std::max(p.busy_until, now_); }
   void ChargeCpu(GoP& p);
-  // Runnable work now: any task that can run at now_ (any policy).
+  // Runnable work now: any task that can run at now_ (any policy). Under
+  // go it keeps the ready Ps in ready_ for the PickNext that follows.
   bool AnyRunnable();
   // Go: no program goroutine runs or waits to run.
   bool ProgramIdle() const;
@@ -548,6 +552,15 @@ class Scheduler {
   Time program_last_run_;            // when a program goroutine last ran
   uint32_t netpoll_held_ = 0;        // timers in the heap that NetpollHolds holds
   std::vector<size_t> steal_order_;  // scratch for FindRunnable
+  // The run loop's AnyRunnable found these Ps ready; PickNext draws among
+  // them unless something ran in between (valid is then false).
+  struct ReadyCache {
+    size_t ps[kGoMaxProcs + 1];
+    size_t n = 0;
+    Time busy_until;
+    bool valid = false;
+  };
+  ReadyCache ready_;
 };
 
 }  // namespace sim
