@@ -138,14 +138,15 @@ void Scheduler::NetpollWake() {
 // steal is counted once for all of them: P i can when any P but i is
 // stealable.
 size_t Scheduler::ReadyPs(size_t* ready, Time* busy_until) const {
-  *busy_until = Time::Max();
+  Time first_free = Time::Max();
   const bool global = !global_.empty();
   bool stealable[kGoMaxProcs];
   size_t nstealable = 0;
   bool counted = false;
   size_t n = 0;
-  for (size_t i = 0; i < ps_.size(); ++i) {
-    const GoP& p = ps_[i];
+  const GoP* ps = ps_.data();
+  for (size_t i = 0; i <= nps_; ++i) {
+    const GoP& p = ps[i];
     if (p.cur == nullptr) {
       if (i == nps_) {
         if (p.local.empty()) continue;
@@ -160,13 +161,13 @@ size_t Scheduler::ReadyPs(size_t* ready, Time* busy_until) const {
         if (nstealable <= (stealable[i] ? 1u : 0u)) continue;
       }
     }
-    const Time at = PReady(p);
-    if (at > now_) {
-      *busy_until = std::min(*busy_until, at);
+    if (p.busy_until > now_) {
+      first_free = std::min(first_free, p.busy_until);
       continue;
     }
     ready[n++] = i;
   }
+  *busy_until = first_free;
   return n;
 }
 
