@@ -127,7 +127,7 @@ struct PartitionState {
 // A broker's view of the cluster, as last propagated to it.
 struct MetadataView {
   uint64_t version = 0;
-  absl::btree_map<TopicPartition, PartitionState> partitions;
+  ByPartition<PartitionState> partitions;
   std::vector<BrokerId> live_brokers;
 };
 
@@ -206,7 +206,7 @@ class Broker {
   uint64_t crash_serial_ = 0;
   uint64_t incarnation_ = 1;
   MetadataView view_;
-  absl::btree_map<TopicPartition, std::unique_ptr<Replica>> replicas_;
+  ByPartition<std::unique_ptr<Replica>> replicas_;
   std::vector<InjectedError> injected_;
   std::vector<ResponseFault> response_faults_;
   Duration extra_processing_;
@@ -367,7 +367,7 @@ class Cluster {
   sim::Prng prng_;
   sim::Buggify* buggify_ = nullptr;
   std::vector<std::unique_ptr<Broker>> brokers_;
-  absl::btree_map<TopicPartition, PartitionState> partitions_;
+  ByPartition<PartitionState> partitions_;
   uint64_t metadata_version_ = 0;
   int64_t next_producer_id_;
   // Notified whenever a log, a high watermark or a broker's view changes:

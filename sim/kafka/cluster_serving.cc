@@ -428,8 +428,8 @@ sim::Task<std::shared_ptr<ProduceResponse>> Cluster::HandleProduce(Broker* b,
   resp->correlation_id = m.correlation_id;
   const bool acks_valid = m.acks == -1 || m.acks == 0 || m.acks == 1;
   // Offsets each partition must reach for acks=all.
-  absl::btree_map<TopicPartition, Offset> waiting;
-  absl::btree_set<TopicPartition> duplicates;
+  ByPartition<Offset> waiting;
+  PartitionSet duplicates;
   const Time deadline = sched_.now() + m.timeout;
   for (const auto& [tp, batch] : m.batches) {
     ProducePartitionResponse pr;

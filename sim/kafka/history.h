@@ -128,7 +128,7 @@ struct History {
   std::array<int64_t, 5> batches_by_compression{};
   // Final committed log per partition (up to the leader's high watermark),
   // filled by Cluster::SnapshotLogs at the end of a run.
-  absl::btree_map<TopicPartition, std::vector<LogEntry>> final_logs;
+  ByPartition<std::vector<LogEntry>> final_logs;
 };
 
 }  // namespace kafka
