@@ -992,6 +992,10 @@ TEST(TopicPartitionOrderTest, AgreesWithStringCompare) {
           const TopicPartition x{a, PartitionId{pa}}, y{b, PartitionId{pb}};
           const bool less = want < 0 || (want == 0 && pa < pb);
           EXPECT_EQ(x < y, less);
+          // The maps' compare-to order (ByPartition) is the same order.
+          const absl::weak_ordering order = TopicPartitionOrder{}(x, y);
+          EXPECT_EQ(order < 0, less) << x.ToString() << " vs " << y.ToString();
+          EXPECT_EQ(order == 0, x == y) << x.ToString() << " vs " << y.ToString();
         }
       }
     }
