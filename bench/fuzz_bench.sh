@@ -8,6 +8,8 @@
 #     OUT_OF_ORDER_SEQUENCE_NUMBER / INVALID_PRODUCER_EPOCH) on
 #     sarama-1.42.1 with the report's configuration as the base (the
 #     compiled-in default), over RUNS libFuzzer seeds: median and spread.
+# Both parts run on the default base and on the fast-rejoin base
+# (fuzz/bases/, at most 32 messages: fuzz/README.md, "Speed").
 # Run it on the fuzz preset's binary (clang, UBSan, no ASan):
 #   cmake --preset fuzz && ninja -C build/fuzz fuzz/scenario_fuzzer
 #   bench/fuzz_bench.sh build/fuzz/fuzz/scenario_fuzzer [SECONDS=60] [RUNS=10]
@@ -58,30 +60,34 @@ for profile in sarama-1.42.1 sarama-main; do
   done
 done
 
-echo "2. empty corpus -> first #2803-kind failure, sarama-1.42.1, report config, ${runs} seeds"
-times=()
-for seed in $(seq 1 "$runs"); do
-  dir=$tmp/search-$seed
-  mkdir -p "$dir"
-  start=$(date +%s.%N)
-  PRODSIM_FUZZ_CHECKS=no-producer-assertion,no-broker-sequence-error \
-    "$fuzzer" -seed="$seed" -entropic=0 -max_total_time=300 -dict="$dict" -artifact_prefix="$dir/" "$dir" \
-    > "$dir.log" 2>&1 && found=no || found=yes
-  end=$(date +%s.%N)
-  t=$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')
-  what=$(grep -m1 '^==prodsim== ' "$dir.log" | sed 's/^==prodsim== //' || true)
-  execs=$(grep -E '^#[0-9]+' "$dir.log" | tail -1 | sed -E 's/^#([0-9]+).*/\1/' || true)
-  printf '  seed %2d: %7.2f s  %8s execs  %s\n' "$seed" "$t" "${execs:-?}" \
-    "$([[ $found == yes ]] && echo "$what" || echo 'not found in 300 s')"
-  times+=("$t")
+for setting in report fast-rejoin; do
+  env=()
+  [[ $setting == fast-rejoin ]] && env=(PRODSIM_FUZZ_BASE="$fast_base" PRODSIM_FUZZ_MAX_MESSAGES=32)
+  echo "2. empty corpus -> first #2803-kind failure, sarama-1.42.1, base: $setting, ${runs} seeds"
+  times=()
+  for seed in $(seq 1 "$runs"); do
+    dir=$tmp/search-$setting-$seed
+    mkdir -p "$dir"
+    start=$(date +%s.%N)
+    env "${env[@]}" PRODSIM_FUZZ_CHECKS=no-producer-assertion,no-broker-sequence-error \
+      "$fuzzer" -seed="$seed" -entropic=0 -max_total_time=300 -dict="$dict" -artifact_prefix="$dir/" "$dir" \
+      > "$dir.log" 2>&1 && found=no || found=yes
+    end=$(date +%s.%N)
+    t=$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')
+    what=$(grep -m1 '^==prodsim== ' "$dir.log" | sed 's/^==prodsim== //' || true)
+    execs=$(grep -E '^#[0-9]+' "$dir.log" | tail -1 | sed -E 's/^#([0-9]+).*/\1/' || true)
+    printf '  seed %2d: %7.2f s  %8s execs  %s\n' "$seed" "$t" "${execs:-?}" \
+      "$([[ $found == yes ]] && echo "$what" || echo 'not found in 300 s')"
+    times+=("$t")
+  done
+  sorted=$(printf '%s\n' "${times[@]}" | sort -g)
+  n=${#times[@]}
+  if (( n % 2 == 1 )); then
+    median=$(sed -n "$(( n / 2 + 1 ))p" <<< "$sorted")
+  else
+    a=$(sed -n "$(( n / 2 ))p" <<< "$sorted"); b=$(sed -n "$(( n / 2 + 1 ))p" <<< "$sorted")
+    median=$(awk -v a="$a" -v b="$b" 'BEGIN { print (a + b) / 2 }')
+  fi
+  printf '  median %.2f s, min %.2f s, max %.2f s (target: median < 60 s)\n' "$median" \
+    "$(head -1 <<< "$sorted")" "$(tail -1 <<< "$sorted")"
 done
-sorted=$(printf '%s\n' "${times[@]}" | sort -g)
-n=${#times[@]}
-if (( n % 2 == 1 )); then
-  median=$(sed -n "$(( n / 2 + 1 ))p" <<< "$sorted")
-else
-  a=$(sed -n "$(( n / 2 ))p" <<< "$sorted"); b=$(sed -n "$(( n / 2 + 1 ))p" <<< "$sorted")
-  median=$(awk -v a="$a" -v b="$b" 'BEGIN { print (a + b) / 2 }')
-fi
-printf '  median %.2f s, min %.2f s, max %.2f s (target: median < 60 s)\n' "$median" \
-  "$(head -1 <<< "$sorted")" "$(tail -1 <<< "$sorted")"
