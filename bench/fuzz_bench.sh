@@ -30,7 +30,8 @@ all_checks=$( (PRODSIM_FUZZ_IGNORE=- "$fuzzer" -runs=0 2>&1 || true) | sed -nE '
 # The fast-rejoin base: the report's configuration with Kafka's
 # zookeeper.session.timeout.ms of 6 s (its default before 2.5) instead of
 # 18 s, fuzzed with at most 32 messages (fuzz/README.md, "Speed").
-fast_base=$root/fuzz/bases/report-config-fast-rejoin.toml
+fast_env=(PRODSIM_FUZZ_BASE="$root/fuzz/bases/report-config-fast-rejoin.toml"
+          PRODSIM_FUZZ_MAX_MESSAGES=32)
 
 echo "1. scenario_fuzzer speed, one core, ${seconds} s each, every check ignored"
 echo "   (-entropic=0 is what fuzz/scenario_fuzzer.options sets; the default is shown beside it;"
@@ -41,7 +42,7 @@ for profile in sarama-1.42.1 sarama-main; do
     env=()
     case $setting in
       entropic=1) entropic=1 ;;
-      fast-rejoin) env=(PRODSIM_FUZZ_BASE="$fast_base" PRODSIM_FUZZ_MAX_MESSAGES=32) ;;
+      fast-rejoin) env=("${fast_env[@]}") ;;
     esac
     out=$tmp/speed-$profile-$setting
     mkdir -p "$out"
@@ -62,7 +63,7 @@ done
 
 for setting in report fast-rejoin; do
   env=()
-  [[ $setting == fast-rejoin ]] && env=(PRODSIM_FUZZ_BASE="$fast_base" PRODSIM_FUZZ_MAX_MESSAGES=32)
+  [[ $setting == fast-rejoin ]] && env=("${fast_env[@]}")
   echo "2. empty corpus -> first #2803-kind failure, sarama-1.42.1, base: $setting, ${runs} seeds"
   times=()
   for seed in $(seq 1 "$runs"); do
