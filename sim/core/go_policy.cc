@@ -173,9 +173,10 @@ size_t Scheduler::ReadyPs(size_t* ready, Time* busy_until) const {
 
 // Among the Ps free now a draw decides (parallel execution interleaves
 // anywhere).
-int Scheduler::PickP(Time* busy_until) {
+int Scheduler::PickP() {
   size_t ready[kGoMaxProcs + 1];  // the program's Ps and the world's
-  return DrawP(ready, ReadyPs(ready, busy_until));
+  Time busy_until;
+  return DrawP(ready, ReadyPs(ready, &busy_until));
 }
 
 int Scheduler::DrawP(const size_t* ready, size_t n) {
@@ -268,8 +269,7 @@ bool Scheduler::SyncPointGo() {
   }
   // Its CPU is busy until later: the other Ps (and timers) go first.
   if (p.busy_until > now_) return true;
-  Time busy;
-  const int next = PickP(&busy);
+  const int next = PickP();
   if (next < 0 || static_cast<size_t>(next) == cur_p_) return false;
   next_p_ = next;
   return true;

@@ -325,8 +325,7 @@ Goroutine* Scheduler::PickNext() {
     } else if (ready_.valid) {
       chosen = DrawP(ready_.ps, ready_.n);
     } else {
-      Time busy;
-      chosen = PickP(&busy);
+      chosen = PickP();
     }
     ready_.valid = false;
     PRODSIM_ASSERT(chosen >= 0);

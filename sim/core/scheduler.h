@@ -469,7 +469,7 @@ class Scheduler {
   // first busy one is free (else Max).
   size_t ReadyPs(size_t* ready, Time* busy_until) const;
   // The P that runs next at now_, drawn among ReadyPs, or -1 if none can.
-  int PickP(Time* busy_until);
+  int PickP();
   int DrawP(const size_t* ready, size_t n);
   Goroutine* FindRunnable(GoP& p, bool* inherit);
   Goroutine* StealFrom(GoP& thief, size_t victim_index, bool runnext);
