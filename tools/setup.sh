@@ -1,6 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages prodsim needs, only those that are missing.
 # Idempotent: a second run installs nothing and asks apt nothing.
+#
+# What a machine needs besides: Debian 12 with its package archive, and the
+# npm registry, the Go module proxy (and its checksum database) for the
+# clients' own dependencies, fetched at build time by their own tools
+# (clients/kafkajs: npm ci; clients/sarama: go, pinned by go.sum). Go is the
+# machine's (1.25 or newer, first on PATH: Sarama's go.mod files ask for
+# it; Debian 12's golang-go is 1.19 and is not used); without it the Sarama
+# driver is not built and CMake's log says so.
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build clang libclang-rt-14-dev
@@ -18,19 +26,14 @@ packages=(
   # The wire codec takes compressed record batches as a Kafka 2.6 broker
   # does: gzip, snappy, lz4 and zstd.
   zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev
-  # clients/sarama (build.sh): Go, Debian's Sarama 1.22.1, and the
-  # libraries Sarama 1.42.1 imports, for a build against a checkout.
-  golang-go golang-github-shopify-sarama-dev golang-github-davecgh-go-spew-dev
-  golang-gopkg-eapache-go-resiliency.v1-dev golang-github-eapache-go-xerial-snappy-dev
-  golang-gopkg-eapache-queue.v1-dev golang-github-hashicorp-go-multierror-dev
-  golang-github-jcmturner-gofork-dev golang-github-jcmturner-gokrb5.v8-dev
-  golang-github-klauspost-compress-dev golang-github-pierrec-lz4-dev
-  golang-github-rcrowley-go-metrics-dev golang-golang-x-net-dev
 )
 # The kafkajs driver (clients/kafkajs): Node.js and npm, Debian's unless the
 # machine has them already (a NodeSource node carries its own npm).
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   packages+=(nodejs npm)
+fi
+if ! command -v go >/dev/null; then
+  echo "setup: no go on PATH: the Sarama driver (clients/sarama) will not be built (Go 1.25 or newer)" >&2
 fi
 missing=()
 for p in "${packages[@]}"; do

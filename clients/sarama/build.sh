@@ -1,100 +1,87 @@
 #!/usr/bin/env bash
-# Builds prodsim-sarama, the Sarama driver (README.md), in GOPATH mode with
-# Debian's Go and Debian's golang-* packages: no module proxy, no network.
+# Builds prodsim-sarama, the Sarama driver (README.md), in module mode as
+# Sarama's own CI builds it (gomod.sh): the machine's Go, every module from
+# the module proxy, go.sum verified.
 #
-#   build.sh OUT_BINARY [SARAMA_SOURCE_DIR]
-#   build.sh --modules OUT_BINARY SARAMA_SOURCE_DIR
+#   build.sh OUT_BINARY VERSION          a release: 1.42.1, 1.61.1, ...
+#   build.sh OUT_BINARY --checkout DIR   a Sarama checkout (its main branch)
 #
-# Without SARAMA_SOURCE_DIR: against Debian's packaged Sarama
-# (golang-github-shopify-sarama-dev, /usr/share/gocode). With it: against
-# that checkout (e.g. `git archive v1.42.1`), placed in a temporary GOPATH
-# under the import path its go.mod names (github.com/IBM/sarama or
-# github.com/Shopify/sarama); the driver's import is rewritten to match.
-# The dependencies always come from /usr/share/gocode.
+# VERSION is pinned when clients/sarama/versions/VERSION/ holds its go.mod
+# and go.sum (pin.sh writes them): the build then resolves nothing. Any
+# other release the module proxy serves is resolved at build time and
+# checked against the checksum database. A checkout is built in place with
+# its own go.sum; the version the driver reports is SARAMA_VERSION, else
+# `main-` and the checkout's short commit (git), else "checkout".
 #
-# Environment: GO (default: go), SARAMA_VERSION (the "version" the driver
-# reports; default: git describe of the checkout, else the newest version
-# in its CHANGELOG.md, else the Debian package's version).
-#
-# The temporary GOPATH and the lz4/v4 shim: gopath.sh (shared with
-# tools/cpu-costs/run.sh).
-#
-# --modules: module mode instead, as Sarama's own CI builds (gomod.sh): a
-# temporary module whose go.mod requires Sarama and replaces it with
-# SARAMA_SOURCE_DIR (built in place). PRODSIM_GO_OFFLINE=1 (the default):
-# no proxy; every other module is replaced with Debian's source of it.
-# PRODSIM_GO_OFFLINE=0: Go downloads them (GOPROXY, GOSUMDB as set).
-#
-# The driver's Go tests (job_test.go) run before the link.
+# Environment: GO (default: go), PRODSIM_GOTOOLCHAIN (default auto: a
+# go.mod that asks for a newer Go than the machine's gets it from the
+# proxy). The driver's Go tests (job_test.go, goroutines_test.go) and
+# go vet run before the link.
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 OUT_BINARY [SARAMA_SOURCE_DIR] | $0 --modules OUT_BINARY SARAMA_SOURCE_DIR" >&2
+  echo "usage: $0 OUT_BINARY VERSION | $0 OUT_BINARY --checkout SARAMA_DIR" >&2
   exit 64
 }
-modules=0
-if [[ ${1:-} == --modules ]]; then
-  modules=1
-  shift
-  (($# == 2)) || usage
-fi
-(($# >= 1 && $# <= 2)) || usage
+(($# == 2 || $# == 3)) || usage
 out=$1
-src=${2:-}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 go=${GO:-go}
-gocode=/usr/share/gocode
-debian_pkg=golang-github-shopify-sarama-dev
 who=build.sh
-# shellcheck source=clients/sarama/gopath.sh
-. "$here/gopath.sh"
 # shellcheck source=clients/sarama/gomod.sh
 . "$here/gomod.sh"
 
-command -v "$go" >/dev/null || { echo "build.sh: no go (apt-get install golang-go)" >&2; exit 1; }
+command -v "$go" >/dev/null || { echo "$who: no go on PATH (the machine's Go, 1.25 or newer)" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/prodsim-sarama-build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-gopath=$work/gopath
-
-if ((modules)); then
-  sarama_read_checkout "$src"
-  # Debian's packaged Sarama as the checkout: its version is the package's.
-  if [[ -z $version && $sarama_dir == "$(cd "$gocode" && pwd -P)"/* ]]; then
-    version=$(dpkg-query -W -f='${Version}' "$debian_pkg" 2>/dev/null | sed 's/-[^-]*$//')
-  fi
-elif [[ -n $src ]]; then
-  sarama_place_checkout "$src" "$gopath"
-else
-  module=
-  for m in github.com/IBM/sarama github.com/Shopify/sarama; do
-    if [[ -f $gocode/src/$m/async_producer.go ]]; then module=$m; break; fi
-  done
-  [[ -n $module ]] || { echo "build.sh: no Sarama in $gocode (apt-get install $debian_pkg)" >&2; exit 1; }
-  sarama_dir=$gocode/src/$module
-  version=${SARAMA_VERSION:-$(dpkg-query -W -f='${Version}' "$debian_pkg" 2>/dev/null | sed 's/-[^-]*$//')}
-fi
-version=${version:-unknown}
-
-# The driver, importing Sarama under the path found above: a package in the
-# temporary GOPATH, or the temporary module's root.
-if ((modules)); then
-  pkg=$work/module
-else
-  sarama_lz4_shim "$gopath"
-  pkg=$gopath/src/prodsim/clients/sarama
-fi
+pkg=$work/module
 mkdir -p "$pkg"
-for f in "$here"/*.go; do
-  sed "s#\"github.com/IBM/sarama\"#\"$module\"#" "$f" >"$pkg/$(basename "$f")"
-done
+sarama_env
+
+if [[ $2 == --checkout ]]; then
+  (($# == 3)) || usage
+  src=$(cd "$3" 2>/dev/null && pwd -P) || { echo "$who: no directory $3" >&2; exit 1; }
+  [[ -f $src/async_producer.go && -f $src/go.mod ]] ||
+    { echo "$who: $3 is not a Sarama checkout with a go.mod" >&2; exit 1; }
+  sarama_module_path=$(awk '$1 == "module" { gsub(/"/, "", $2); print $2; exit }' "$src/go.mod")
+  version=${SARAMA_VERSION:-}
+  if [[ -z $version ]] && git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
+    version=main-$(git -C "$src" rev-parse --short=8 HEAD)
+  fi
+  version=${version:-checkout}
+  how="checkout $src"
+  sarama_copy_driver "$pkg"
+  sarama_module_checkout "$pkg" "$src"
+else
+  (($# == 2)) || usage
+  version=${2#v}
+  [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
+    { echo "$who: VERSION is a release, e.g. 1.42.1 (for a branch: --checkout DIR)" >&2; exit 64; }
+  # Sarama moved from github.com/Shopify/sarama to github.com/IBM/sarama in 1.40.0.
+  IFS=. read -r major minor _ <<<"$version"
+  if ((major == 1 && minor < 40)); then sarama_module_path=github.com/Shopify/sarama; fi
+  sarama_copy_driver "$pkg"
+  if [[ -f $here/versions/$version/go.mod ]]; then
+    cp "$here/versions/$version/go.mod" "$here/versions/$version/go.sum" "$pkg/"
+    how="pinned by clients/sarama/versions/$version"
+  else
+    sarama_module_release "$pkg" "$version"
+    how="resolved now from the module proxy (not pinned: clients/sarama/pin.sh $version)"
+  fi
+fi
+
+cd "$pkg"
+# Downloads (checked against go.sum) before anything reads the module.
+"$go" mod download "$sarama_module_path"
+sarama_dir=$(sarama_dir_of "$pkg")
 
 # Names of this Sarama's KError constants and error sentinels (errname.go).
 {
-  echo "// Code generated by clients/sarama/build.sh from $module $version. DO NOT EDIT."
+  echo "// Code generated by clients/sarama/build.sh from $sarama_module_path $version. DO NOT EDIT."
   echo
   echo "package main"
   echo
-  echo "import \"$module\""
+  echo "import \"$sarama_module_path\""
   echo
   echo "var kerrorNames = map[sarama.KError]string{"
   sed -nE 's/^[[:space:]]*(Err[A-Za-z0-9_]+)[[:space:]]+KError[[:space:]]*=.*/\tsarama.\1: "\1",/p' \
@@ -107,28 +94,12 @@ done
     sed -nE 's/^(var)?[[:space:]]*(Err[A-Za-z0-9_]+)[[:space:]]*=[[:space:]]*(errors\.New|fmt\.Errorf)\(.*/\2/p' "$f"
   done | sort -u | sed 's/.*/\t{sarama.&, "&"},/'
   echo "}"
-} >"$pkg/names_gen.go"
-gofmt -w "$pkg/names_gen.go" 2>/dev/null || true
+} >names_gen.go
+gofmt -w names_gen.go
 
-if ((modules)); then
-  sarama_write_module "$pkg"
-  if [[ ${PRODSIM_GO_OFFLINE:-1} == 1 ]]; then
-    sarama_offline_replaces "$pkg"
-    [[ -z $stubbed ]] ||
-      echo "$who: offline: no Debian source of $stubbed; empty stand-ins (a build that imports one stops)" >&2
-  fi
-  sarama_module_env
-  cd "$pkg"
-  [[ ${PRODSIM_GO_OFFLINE:-1} != 1 ]] || sarama_offline_complete "$pkg"
-else
-  sarama_go_env "$gopath"
-  cd "$pkg"
-fi
 "$go" vet .
-"$go" test -count=1 .
+"$go" test -count=1 . >&2
 "$go" build -trimpath -ldflags "-X main.saramaVersion=$version" -o "$work/prodsim-sarama" .
 mkdir -p "$(dirname "$out")"
 mv -f "$work/prodsim-sarama" "$out"
-mode=GOPATH
-((modules)) && mode="module mode, offline=${PRODSIM_GO_OFFLINE:-1}"
-echo "build.sh: built $out against $module $version (${src:-$sarama_dir}; $mode)" >&2
+echo "$who: built $out against $sarama_module_path $version ($how; $("$go" env GOVERSION))" >&2

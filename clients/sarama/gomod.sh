@@ -1,250 +1,87 @@
 # shellcheck shell=bash
-# Sourced (not run) by clients/sarama/build.sh --modules: the temporary Go
-# module in which the driver is built against a Sarama checkout in module
-# mode, as Sarama's own CI builds (a current Go, modules from the proxy).
-# The caller sets `who`, `gocode` (/usr/share/gocode), `work` (a scratch
-# directory it removes), `go`, and `module`/`sarama_dir` (gopath.sh's
-# sarama_read_checkout).
+# Sourced (not run) by clients/sarama/build.sh and pin.sh: the temporary Go
+# module in which the driver is built against one Sarama, in module mode, as
+# Sarama's own CI builds it: the machine's Go (1.26 on the polyglot machine;
+# a go.mod asking for a newer one gets it through Go's toolchain mechanism,
+# GOTOOLCHAIN=auto, from the module proxy), every module from the module
+# proxy at the version a go.mod pins, each download checked against go.sum
+# and the checksum database.
 #
-# The module's go.mod requires Sarama and replaces it with the checkout,
-# in place: nothing is copied, nothing is written into the checkout.
+# The caller sets `who` (its name, for messages), `go` and `work` (a scratch
+# directory it removes).
 #
-# Offline (PRODSIM_GO_OFFLINE=1, the default): no proxy, so every module
-# the build's module graph names is replaced too, with Debian's packaged
-# source of it (/usr/share/gocode/src/PATH, the golang-*-dev packages of
-# tools/setup.sh). Debian's versions are not the ones Sarama's go.mod pins;
-# a replacement takes whatever version the directory holds. Three cases
-# need more than a replace line, each made under $work/gomod/:
-#  - a Debian directory without a go.mod (or naming another module path):
-#    a copy with a go.mod of one line, `module PATH`;
-#  - github.com/pierrec/lz4/v4, which Debian 12 lacks: gopath.sh's shim as
-#    a module, a copy of Debian's lz4 2.5.2 (same API for what Sarama
-#    calls) with its internal import moved under /v4;
-#  - any other module Debian lacks: an empty module (its go.mod only), so
-#    that the module graph is complete (v1.42.1's go.mod names test-only
-#    modules: leaktest, x/sync, xdg-go/scram, ...). If the build imports a
-#    package of one, build.sh stops with one line naming the modules.
-# Then a package that still does not load (Debian patches imports its
-# go.mod does not name: its klauspost/compress imports cespare/xxhash)
-# gets a replace for the module Debian's tree holds it in: the nearest
-# directory above it with a go.mod, else github.com/OWNER/REPO; GOPATH
-# mode would find it there (sarama_offline_complete).
-#
-# Go 1.19 reads a dependency's `go 1.25.0` (Sarama main, bd98b3ae): the
-# go.mod loads, but main imports maps and slices (Go 1.21's standard
-# library), so build.sh stops with one line saying so. Module mode on
-# Debian's Go builds what GOPATH mode builds (v1.42.1), no more; Sarama's
-# CI has a current Go.
-# Offline, Go's module cache is a fresh one under $work: nothing from
-# ~/go/pkg/mod is used and nothing is written there.
+# Three sources of a Sarama, each a go.mod and go.sum in the scratch module:
+#  - a pinned release: clients/sarama/versions/V/go.{mod,sum}, written by
+#    pin.sh and committed; the build reads them with -mod=readonly, so
+#    nothing is resolved again and every byte is the one go.sum names;
+#  - any other release the proxy serves: `go get github.com/IBM/sarama@vV`
+#    in the scratch module (MVS takes each dependency at the version
+#    Sarama's go.mod pins), checked against the checksum database;
+#  - a checkout (Sarama's main branch, which the proxy does not serve at
+#    an arbitrary commit): `replace github.com/IBM/sarama => DIR`, in
+#    place, with the checkout's go.sum as the module's, so its
+#    dependencies are the versions its own go.mod pins, verified as its CI
+#    verifies them.
 
-# sarama_go_version: this Go's major.minor (1.19), from `go env GOVERSION`.
-sarama_go_version() {
-  "$go" env GOVERSION | sed -nE 's/^go([0-9]+\.[0-9]+).*/\1/p'
-}
+sarama_module_path=github.com/IBM/sarama
 
-# sarama_gomod_requires GOMOD: the module paths a go.mod requires, one a
-# line (both `require X V` and require blocks). awk, not `go mod edit
-# -json`: a go.mod newer than this Go (a `toolchain` line, say) still reads.
-sarama_gomod_requires() {
-  awk '
-    { sub(/\/\/.*/, "") }
-    $1 == "require" && $2 == "(" { inblock = 1; next }
-    inblock && $1 == ")" { inblock = 0; next }
-    inblock && NF >= 2 { gsub(/"/, "", $1); print $1; next }
-    $1 == "require" && NF >= 3 { gsub(/"/, "", $2); print $2 }
-  ' "$1"
-}
-
-# sarama_gomod_module GOMOD: the module path a go.mod declares.
-sarama_gomod_module() {
-  awk '$1 == "module" { gsub(/"/, "", $2); print $2; exit }' "$1"
-}
-
-# sarama_write_module DIR: DIR/go.mod, requiring Sarama (`module` as its
-# go.mod names it) and replacing it with the checkout. The go line is this
-# Go's: a newer Go raises it to what Sarama's go.mod asks (-mod=mod or
-# tidy), Go 1.19 reads no three-part `go 1.25.0` in the main module.
-sarama_write_module() {
-  local dir=$1 gover
-  gover=$(sarama_go_version)
-  [[ -n $gover ]] || { echo "$who: cannot read the version of $go" >&2; exit 1; }
-  {
-    echo "// Generated by clients/sarama/build.sh --modules. DO NOT EDIT."
-    echo "module prodsim/clients/sarama"
-    echo
-    echo "go $gover"
-    echo
-    echo "require $module v0.0.0-00010101000000-000000000000"
-    echo
-    echo "replace $module => $sarama_dir"
-  } >"$dir/go.mod"
-}
-
-# sarama_offline_replaces DIR: appends to DIR/go.mod a replace for every
-# module in the closure of Sarama's go.mod requirements (and the
-# requirements of each replacement's own go.mod), as the header says.
-# Sets `stubbed` (the modules given an empty stand-in, space-separated).
-sarama_offline_replaces() {
-  local dir=$1 path
-  gomod_dir=$dir gomod_n=0 stubbed=
-  gomod_seen=()
-  gomod_seen[$module]=1
-  mkdir -p "$work/gomod"
-  mapfile -t gomod_queue < <(sarama_gomod_requires "$sarama_dir/go.mod")
-  while ((${#gomod_queue[@]})); do
-    path=${gomod_queue[0]}
-    gomod_queue=("${gomod_queue[@]:1}")
-    sarama_replace_module "$path"
-  done
-}
-declare -A gomod_seen=()
-gomod_queue=()
-
-# sarama_debian_has PATH: Debian's source dir of PATH has Go code.
-sarama_debian_has() {
-  local src=$gocode/src/$1
-  [[ -f $src/go.mod || -n $(find -L "$src" -name '*.go' -print -quit 2>/dev/null) ]]
-}
-
-# sarama_replace_module PATH: one replace line for the module PATH, once;
-# a Debian go.mod's requirements join gomod_queue.
-sarama_replace_module() {
-  local path=$1 src=$gocode/src/$1 target declared
-  [[ -n $path && -z ${gomod_seen[$path]:-} ]] || return 0
-  gomod_seen[$path]=1
-  gomod_n=$((gomod_n + 1))
-  target=$work/gomod/$gomod_n
-  if [[ $path == github.com/pierrec/lz4/v4 ]] && ! sarama_debian_has "$path" &&
-     [[ -f $gocode/src/github.com/pierrec/lz4/lz4.go ]]; then
-    sarama_lz4_module "$gocode/src/github.com/pierrec/lz4" "$target"
-  elif sarama_debian_has "$path"; then
-    declared=
-    [[ -f $src/go.mod ]] && declared=$(sarama_gomod_module "$src/go.mod")
-    if [[ $declared == "$path" ]]; then
-      target=$src
-      mapfile -t -O "${#gomod_queue[@]}" gomod_queue < <(sarama_gomod_requires "$src/go.mod")
-    else
-      # No go.mod (or another path's, as Debian's cespare/xxhash, which is
-      # xxhash/v2 and stands for v1 too): a copy that says which module it is.
-      mkdir -p "$target"
-      cp -rL "$src/." "$target/"
-      rm -f "$target/go.mod" "$target/go.sum"
-      echo "module $path" >"$target/go.mod"
-    fi
-  else
-    mkdir -p "$target"
-    echo "module $path" >"$target/go.mod"
-    stubbed+="${stubbed:+ }$path"
-  fi
-  echo "replace $path => $target" >>"$gomod_dir/go.mod"
-}
-
-# sarama_lz4_module LZ4 DIR: gopath.sh's lz4/v4 shim as a module in DIR.
-sarama_lz4_module() {
-  local lz4=$1 dir=$2
+# sarama_copy_driver DIR: the driver's Go sources into DIR (the module's
+# root), with the import rewritten when the Sarama is the older
+# github.com/Shopify/sarama (releases before 1.40).
+sarama_copy_driver() {
+  local dir=$1 f
   mkdir -p "$dir"
-  cp -rL "$lz4/internal" "$dir/"
-  find -L "$lz4" -maxdepth 1 \( -name '*.go' -o -name '*.s' \) ! -name '*_test.go' -exec cp {} "$dir/" \;
-  find "$dir" -name '*_test.go' -delete
-  find "$dir" -name '*.go' -exec sed -i 's#"github.com/pierrec/lz4/internal/#"github.com/pierrec/lz4/v4/internal/#' {} +
-  echo "module github.com/pierrec/lz4/v4" >"$dir/go.mod"
+  for f in "$here"/*.go; do
+    sed "s#\"github.com/IBM/sarama\"#\"$sarama_module_path\"#" "$f" >"$dir/$(basename "$f")"
+  done
 }
 
-# sarama_seen_module_of PKG: the module already given a replace that PKG
-# is in (the longest such prefix), or false.
-sarama_seen_module_of() {
-  local p=$1
-  while [[ -n $p ]]; do
-    [[ -n ${gomod_seen[$p]:-} ]] && { echo "$p"; return 0; }
-    [[ $p == */* ]] || return 1
-    p=${p%/*}
-  done
-  return 1
-}
-
-# sarama_debian_module_of PKG: the module Debian's tree holds PKG in: the
-# nearest directory above it with a go.mod, else its first three path
-# elements (github.com/OWNER/REPO) if Debian has source there; else
-# nothing.
-sarama_debian_module_of() {
-  local p=$1
-  while [[ $p == */* ]]; do
-    [[ -f $gocode/src/$p/go.mod ]] && { echo "$p"; return; }
-    p=${p%/*}
-  done
-  p=$(cut -d/ -f1-3 <<<"$1")
-  if sarama_debian_has "$p"; then echo "$p"; fi
-}
-
-# sarama_offline_complete DIR: a Debian package may import a module its
-# go.mod does not name (Debian's klauspost/compress imports
-# github.com/cespare/xxhash, which GOPATH mode finds under
-# /usr/share/gocode): each package of the driver and its tests that does
-# not load, and is in no module replaced already, gets the module Debian's
-# tree holds it in (sarama_debian_module_of), until nothing changes. Then, if a package still does not load, one line names
-# the modules Debian lacks (or the packages no Debian dir holds); any other
-# failure is left to Go's own message in the build that follows.
-sarama_offline_complete() {
-  local dir=$1 errors pkgpath p m added lacking
-  for _ in 1 2 3 4 5 6 7 8; do
-    errors=$(cd "$dir" && "$go" list -e -deps -test -f '{{if .Error}}{{.ImportPath}}{{end}}' . 2>/dev/null) || true
-    [[ -n $errors ]] || return 0
-    added=0
-    while read -r pkgpath; do
-      sarama_seen_module_of "$pkgpath" >/dev/null && continue  # decided already
-      p=$(sarama_debian_module_of "$pkgpath")
-      if [[ -n $p ]]; then
-        sarama_replace_module "$p"
-        added=1
-      fi
-    done <<<"$errors"
-    while ((${#gomod_queue[@]})); do
-      p=${gomod_queue[0]}
-      gomod_queue=("${gomod_queue[@]:1}")
-      sarama_replace_module "$p"
-    done
-    ((added)) || break
-  done
-  lacking='' std=''
-  while read -r pkgpath; do
-    # No dot in the first element: the standard library's (Go 1.21's maps
-    # and slices, which Sarama main imports), not a module's.
-    if [[ ${pkgpath%%/*} != *.* ]]; then
-      std+="${std:+, }$pkgpath"
-      continue
-    fi
-    m=$(sarama_seen_module_of "$pkgpath") || m=
-    if [[ -n $m ]]; then
-      [[ " $stubbed " == *" $m "* ]] || continue  # Debian has it: Go says what is wrong
-    else
-      [[ -z $(sarama_debian_module_of "$pkgpath") ]] || continue
-      m=$pkgpath
-    fi
-    [[ " $lacking " == *" $m "* ]] || lacking+="${lacking:+ }$m"
-  done <<<"$errors"
-  if [[ -n $std ]]; then
-    echo "$who: $("$go" env GOVERSION)'s standard library has no $std, which this Sarama imports (its go.mod: go $(awk '$1 == "go" { print $2; exit }' "$sarama_dir/go.mod")); build it with that Go or newer" >&2
-    exit 1
+# sarama_env: module mode through the proxy; Go's caches are the user's
+# (~/go/pkg/mod, ~/.cache/go-build) unless HOME is not writable (CMake in a
+# container), then the scratch dir's.
+sarama_env() {
+  export GO111MODULE=on GOFLAGS=-mod=readonly GOTOOLCHAIN=${PRODSIM_GOTOOLCHAIN:-auto}
+  if [[ -z ${HOME:-} || ! -w ${HOME:-/nonexistent} ]]; then
+    export GOCACHE=$work/gocache GOMODCACHE=$work/gomodcache
   fi
-  [[ -n $lacking ]] || return 0
-  echo "$who: offline module build: no Debian source of ${lacking// /, } (nothing under $gocode/src), which the build imports; install its golang-*-dev package, or build with PRODSIM_GO_OFFLINE=0 and a module proxy" >&2
-  exit 1
 }
 
-# sarama_module_env: module mode, -mod=mod (go.mod is the temporary one,
-# so Go completes its requirements, and online go.sum, as it loads).
-# Offline: no proxy, no checksum database, this Go only, and a fresh
-# module cache (-modcacherw, so that the scratch dir can be removed).
-# Online: GOPROXY, GOSUMDB, GOMODCACHE and GOTOOLCHAIN as the caller has
-# them. Go's build cache out of $HOME when there is none.
-sarama_module_env() {
-  export GO111MODULE=on
-  if [[ ${PRODSIM_GO_OFFLINE:-1} == 1 ]]; then
-    export GOPROXY=off GOSUMDB=off GOFLAGS="-mod=mod -modcacherw" GOTOOLCHAIN=local
-    export GOMODCACHE=$work/modcache
-  else
-    export GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod"
-  fi
-  if [[ -z ${HOME:-} || ! -w ${HOME:-/nonexistent} ]]; then export GOCACHE=$work/gocache; fi
+# sarama_module_header DIR: DIR/go.mod's first lines, the driver's module.
+sarama_module_header() {
+  printf '// Generated by clients/sarama/build.sh or pin.sh. DO NOT EDIT.\nmodule prodsim/clients/sarama\n\ngo 1.21\n' \
+    >"$1/go.mod"
+}
+
+# sarama_module_release DIR VERSION: DIR/go.{mod,sum} for a release the
+# proxy serves, resolved now (pin.sh keeps the result).
+sarama_module_release() {
+  local dir=$1 v=$2
+  sarama_module_header "$dir"
+  (cd "$dir" && GOFLAGS=-mod=mod "$go" get "$sarama_module_path@v$v" &&
+    GOFLAGS=-mod=mod "$go" mod tidy) >&2 ||
+    { echo "$who: the module proxy does not serve $sarama_module_path v$v (see the lines above)" >&2; exit 1; }
+}
+
+# sarama_module_checkout DIR SRC: DIR/go.{mod,sum} for the checkout SRC.
+sarama_module_checkout() {
+  local dir=$1 src=$2
+  sarama_module_header "$dir"
+  cat >>"$dir/go.mod" <<EOF
+
+require $sarama_module_path v0.0.0-00010101000000-000000000000
+
+replace $sarama_module_path => $src
+EOF
+  [[ -f $src/go.sum ]] && cp "$src/go.sum" "$dir/go.sum"
+  # The module's requirements: the checkout's, at its go.mod's versions
+  # (tidy adds them from the replaced go.mod; every download is checked
+  # against the go.sum just copied, else the checksum database).
+  (cd "$dir" && GOFLAGS=-mod=mod "$go" mod tidy) >&2 ||
+    { echo "$who: go mod tidy failed against the checkout $src (see the lines above)" >&2; exit 1; }
+}
+
+# sarama_dir_of DIR: where the module DIR builds against keeps Sarama's
+# source (the module cache, or the checkout).
+sarama_dir_of() {
+  (cd "$1" && "$go" list -m -f '{{if .Replace}}{{.Replace.Dir}}{{else}}{{.Dir}}{{end}}' "$sarama_module_path")
 }

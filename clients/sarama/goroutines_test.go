@@ -70,7 +70,7 @@ func TestParseSurvivors(t *testing.T) {
 }
 
 func blockedForever(c chan struct{}) { <-c }
-func exitsSoon()                    { time.Sleep(30 * time.Millisecond) }
+func exitsSoon()                     { time.Sleep(30 * time.Millisecond) }
 
 // The goal (a canary on the live runtime): a goroutine that returns within
 // the wait is not reported, one that stays blocked is, by name and state.

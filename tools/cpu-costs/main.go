@@ -16,7 +16,7 @@
 // median wall ns, the note gives min, median process-CPU ns and GOMAXPROCS.
 // Everything runs with the default GOMAXPROCS, then again with GOMAXPROCS=1.
 //
-// Run: tools/cpu-costs/run.sh SARAMA_SOURCE_DIR  (builds in a temp GOPATH).
+// Run: tools/cpu-costs/run.sh VERSION | --checkout DIR  (builds in module mode).
 package main
 
 import (
