@@ -1,12 +1,16 @@
 #include "wire/drivers.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <type_traits>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -165,10 +169,12 @@ constexpr KnownDriver kKnownDrivers[] = {
      "run 'npm ci' in clients/kafkajs (node and npm), or set PRODSIM_CLIENTS_DIR", "2.3.1",
      "kafkajs-fixes", ScenarioNames, false, -1, 1000000, true},
     // sarama.NewConfig(): idempotent false, WaitForLocal (1), 5 open requests.
+    // Sarama 1.42.1 unless @VERSION: CMake builds it (clients/sarama/build.sh,
+    // module mode, pinned by clients/sarama/versions/1.42.1).
     {"sarama", "sarama", "prodsim-sarama", "sarama", nullptr,
-     "build the default preset (Debian's Sarama), or clients/sarama/build.sh into "
-     "$PRODSIM_CLIENTS_DIR",
-     "", "", ScenarioNames, false, 1, 5, true},
+     "build the default preset (go 1.25 or newer and the module proxy), or "
+     "clients/sarama/build.sh into $PRODSIM_CLIENTS_DIR",
+     "1.42.1", "", ScenarioNames, false, 1, 5, true},
 };
 
 bool IsVersionText(std::string_view v) {
@@ -177,6 +183,82 @@ bool IsVersionText(std::string_view v) {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
            c == '-' || c == '_';
   });
+}
+
+// Where clients/sarama/build.sh is: an install's PREFIX/share/prodsim, else
+// the source tree's.
+std::optional<std::filesystem::path> SaramaBuildScript() {
+  std::vector<std::filesystem::path> candidates;
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    candidates.push_back(exe.parent_path().parent_path() / "share" / "prodsim" / "clients" /
+                         "sarama" / "build.sh");
+  }
+#ifdef PRODSIM_SOURCE_CLIENTS_DIR
+  candidates.push_back(std::filesystem::path(PRODSIM_SOURCE_CLIENTS_DIR) / "sarama" / "build.sh");
+#endif
+  for (const std::filesystem::path& p : candidates) {
+    if (access(p.c_str(), R_OK) == 0) return p;
+  }
+  return std::nullopt;
+}
+
+// Builds the Sarama driver for `version` into `program` with
+// clients/sarama/build.sh (its lines on stderr): a release through the
+// module proxy, "main" (or "main-COMMIT") from the checkout
+// $PRODSIM_SARAMA_MAIN names. A version once built is not built again: a
+// newer checkout of main needs its own name (main-COMMIT) or the old
+// program removed.
+absl::Status BuildSarama(const std::string& version, const std::filesystem::path& program) {
+  std::vector<std::string> args;
+  const bool main = version == "main" || absl::StartsWith(version, "main-");
+  if (main) {
+    const char* checkout = std::getenv("PRODSIM_SARAMA_MAIN");
+    if (checkout == nullptr || *checkout == '\0') {
+      return absl::NotFoundError(absl::StrCat(
+          "sarama main is not built: no ", program.string(),
+          " (the module proxy serves releases only: set PRODSIM_SARAMA_MAIN to a checkout of "
+          "IBM/sarama, or run clients/sarama/build.sh ",
+          program.string(), " --checkout DIR)"));
+    }
+    args = {"--checkout", checkout};
+  } else {
+    args = {version};
+  }
+  std::optional<std::filesystem::path> script = SaramaBuildScript();
+  if (!script) {
+    return absl::NotFoundError(absl::StrCat("sarama ", version, " is not built: no ",
+                                            program.string(),
+                                            " and no clients/sarama/build.sh to build it"));
+  }
+  std::cerr << "prodsim: building the Sarama driver for " << version << " into " << program.string()
+            << " (" << script->string() << ")\n";
+  // main-COMMIT: the version the driver reports is the one asked for (the
+  // checkout must be at that commit).
+  std::vector<std::string> argv = {"env", absl::StrCat("SARAMA_VERSION=", version), "bash",
+                                   script->string(), program.string()};
+  if (!main || version == "main") argv.erase(argv.begin(), argv.begin() + 2);
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargv;
+  for (std::string& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return absl::InternalError("fork failed: cannot run clients/sarama/build.sh");
+  if (pid == 0) {
+    dup2(STDERR_FILENO, STDOUT_FILENO);  // prodsim's stdout stays its own
+    execvp(cargv[0], cargv.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || access(program.c_str(), X_OK) != 0) {
+    return absl::NotFoundError(absl::StrCat("sarama ", version,
+                                            " could not be built (clients/sarama/build.sh: see "
+                                            "its lines above)"));
+  }
+  return absl::OkStatus();
 }
 
 // What @VERSION changes for `k`, from the versions directory.
@@ -209,11 +291,20 @@ absl::Status UseVersion(const KnownDriver& k, const std::string& version, Driver
     d->env.emplace_back("PRODSIM_KAFKAJS_MODULE", module.string());
     return absl::OkStatus();
   }
-  const std::filesystem::path program = dir / absl::StrCat("sarama-", version) / "prodsim-sarama";
+  // Sarama: sarama-V/prodsim-sarama where the named drivers are (a build
+  // tree or an install holds the releases CMake built), else in the
+  // versions directory, else built there now (clients/sarama/build.sh: a
+  // release from the module proxy; main from $PRODSIM_SARAMA_MAIN, a
+  // checkout).
+  const std::string subdir = absl::StrCat("sarama-", version);
+  if (std::optional<std::string> built =
+          FindProgram(absl::StrCat(subdir, "/", k.program), k.subdir, nullptr)) {
+    d->argv = {*built};
+    return absl::OkStatus();
+  }
+  const std::filesystem::path program = dir / subdir / k.program;
   if (access(program.c_str(), X_OK) != 0) {
-    return absl::NotFoundError(absl::StrCat("sarama ", version, " is not built: no ",
-                                            program.string(), " (clients/sarama/build.sh ",
-                                            program.string(), " SARAMA_CHECKOUT)"));
+    if (absl::Status st = BuildSarama(version, program); !st.ok()) return st;
   }
   d->argv = {program.string()};
   return absl::OkStatus();
@@ -252,13 +343,17 @@ absl::StatusOr<Driver> FindDriver(std::string_view client) {
           ": a version is letters, digits, '.', '-' and '_' (e.g. ", k.name, "@2.15.1)"));
     }
     std::optional<std::string> program = FindProgram(k.program, k.subdir, k.source_needs);
-    if (!program) {
+    // A Sarama version other than the built-in one is a program of its own
+    // (UseVersion), found or built without the default one.
+    const bool own_program =
+        std::string_view(k.family) == "sarama" && !version.empty() && version != k.built_version;
+    if (!program && !own_program) {
       return absl::NotFoundError(
           absl::StrCat("the ", k.name, " driver (", k.program, ") was not found: ", k.missing));
     }
     d.name = std::string(client);
     d.family = k.family;
-    d.argv = {*program};
+    if (program) d.argv = {*program};
     if (*k.module != '\0') d.env.emplace_back("PRODSIM_KAFKAJS_MODULE", k.module);
     if (!version.empty() && version != k.built_version) {
       d.env.clear();

@@ -53,12 +53,17 @@ struct Driver {
 };
 
 // `client` is a known name ("librdkafka"), a known name and a version
-// ("librdkafka@2.15.1", "kafkajs@2.2.4", "sarama@main-bd98b3ae"), or a
-// command (a path; split on spaces). A version other than the one built in
+// ("librdkafka@2.15.1", "kafkajs@2.2.4", "sarama@1.61.1", "sarama@main"), or
+// a command (a path; split on spaces). A version other than the one built in
 // is looked up in the versions directory (VersionsDir()): librdkafka-V/lib
-// (clients/librdkafka/build-version.sh), kafkajs-V/node_modules/kafkajs (kafkajs_fixes-V for
-// kafkajs-fixes), sarama-V/prodsim-sarama (clients/sarama/build.sh). An error: a known driver whose
-// program or version was not built, saying how to build it.
+// (clients/librdkafka/build-version.sh), kafkajs-V/node_modules/kafkajs
+// (kafkajs_fixes-V for kafkajs-fixes), sarama-V/prodsim-sarama. A Sarama
+// version is first looked for beside the built-in drivers (CMake builds the
+// pinned releases), and one found nowhere is built into the versions
+// directory now by clients/sarama/build.sh: a release from the module proxy,
+// main from the checkout $PRODSIM_SARAMA_MAIN names. An error: a known
+// driver whose program or version was not built and cannot be, saying how
+// to build it.
 absl::StatusOr<Driver> FindDriver(std::string_view client);
 std::vector<std::string> DriverNames();
 // $PRODSIM_VERSIONS_DIR, else $XDG_CACHE_HOME/prodsim/versions, else

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -118,6 +119,41 @@ TEST(Drivers, ACommandIsADriver) {
   ASSERT_TRUE(d.ok());
   EXPECT_THAT(d->argv, ElementsAre("/bin/echo", "-n"));
   EXPECT_FALSE(FindDriver("").ok());
+}
+
+// An executable file at `path` (its directories made).
+void MakeProgram(const std::filesystem::path& path) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << "#!/bin/sh\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+}
+
+// sarama@VERSION: the default program for the built-in version, then
+// sarama-V/ beside the drivers, then the versions directory; main with no
+// checkout to build it from is an error that says how, and nothing is run.
+TEST(Drivers, SaramaVersionsAreFoundBesideTheDriversThenInTheVersionsDir) {
+  const std::filesystem::path dir =
+      std::filesystem::path(testing::TempDir()) / "prodsim-drivers-sarama";
+  std::filesystem::remove_all(dir);
+  MakeProgram(dir / "prodsim-sarama");
+  MakeProgram(dir / "sarama-9.9.9" / "prodsim-sarama");
+  MakeProgram(dir / "versions" / "sarama-8.8.8" / "prodsim-sarama");
+  setenv("PRODSIM_CLIENTS_DIR", dir.c_str(), 1);
+  setenv("PRODSIM_VERSIONS_DIR", (dir / "versions").c_str(), 1);
+  unsetenv("PRODSIM_SARAMA_MAIN");
+  auto argv0 = [](std::string_view client) {
+    absl::StatusOr<Driver> d = FindDriver(client);
+    return d.ok() ? d->argv.at(0) : std::string(d.status().message());
+  };
+  EXPECT_EQ(argv0("sarama"), (dir / "prodsim-sarama").string());
+  EXPECT_EQ(argv0("sarama@1.42.1"), (dir / "prodsim-sarama").string());
+  EXPECT_EQ(argv0("sarama@9.9.9"), (dir / "sarama-9.9.9" / "prodsim-sarama").string());
+  EXPECT_EQ(argv0("sarama@8.8.8"), (dir / "versions" / "sarama-8.8.8" / "prodsim-sarama").string());
+  EXPECT_THAT(argv0("sarama@main"), HasSubstr("set PRODSIM_SARAMA_MAIN to a checkout"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "versions" / "sarama-main"));
+  unsetenv("PRODSIM_CLIENTS_DIR");
+  unsetenv("PRODSIM_VERSIONS_DIR");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(EventLoop, WaitsForTheDeadlineWithoutEvents) {
