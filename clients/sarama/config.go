@@ -9,7 +9,7 @@
 // with ClientID "prodsim-sarama", Producer.Return.Successes = true (the
 // driver needs every ack). Version stays NewConfig's, as the model's does
 // (producer/config.h: 2.1.0 for v1.42.1), unless that predates 0.11 (an
-// old Sarama such as Debian's 1.22.1 defaults to 0.8.2, which cannot be
+// old Sarama such as 1.22.1 defaults to 0.8.2, which cannot be
 // idempotent): then 2.1.0, v1.42.1's default. prodsim's cluster serves every
 // version a Sarama default asks for, and a forced 2.6.0 would make the real
 // client send ApiVersions on every connection and newer request versions

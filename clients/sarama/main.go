@@ -1,5 +1,5 @@
 // prodsim-sarama: the driver that runs a real Sarama AsyncProducer
-// (github.com/IBM/sarama, or Debian's github.com/Shopify/sarama; build.sh
+// (github.com/IBM/sarama, or github.com/Shopify/sarama before 1.40; build.sh
 // chooses) against prodsim's cluster, speaking the driver protocol of
 // clients/README.md: one job line on stdin, one JSON event per line on
 // stdout, Sarama's own log (sarama.Logger) on stderr.
@@ -15,7 +15,8 @@
 //
 // Choices the protocol leaves open, made here:
 //   - Sarama has no fatal state, no purge and no error callback: the driver
-//     never prints "fatal" or "client_error", every "error" has fatal
+//     never prints "fatal", "client_error" only for a failed
+//     NewAsyncProducer (below), every "error" has fatal
 //     false and status "unknown" (Sarama does not say whether a failed
 //     message may be in the log), and closing does not purge.
 //   - "code" is the KError number for a Kafka error, else -1; "name" is
@@ -29,8 +30,10 @@
 //     flush "timed_out" with what is still outstanding, and the driver
 //     exits 0 without waiting for Sarama (prodsim kills the group anyway).
 //   - sarama.NewAsyncProducer connects to the bootstrap brokers and reads
-//     metadata before it returns; its failure (e.g. ErrOutOfBrokers) is
-//     exit 3, after a job_error line.
+//     metadata (and, idempotent, a producer id) before it returns; a
+//     failure is a client_error line and another attempt a second later,
+//     as the model's application retries (NewProducer); after 10 failed
+//     attempts, exit 3 after a job_error line.
 //   - After "closed", if Close returned within the flush timeout, the
 //     goroutine report (goroutines.go): Sarama's goroutines still alive.
 //     After a timed-out flush there is none: Sarama is still closing, so
@@ -59,8 +62,12 @@ const (
 	kExitOk          = 0
 	kExitJobError    = 2
 	kExitCreateError = 3
-	kTextBytesMax    = 4096 // a longer "text" is cut
-	kHeaderName      = "prodsim-id"
+	// NewProducer: attempts of sarama.NewAsyncProducer, and the wait between
+	// two (the model's application waits 1 s).
+	kNewProducerAttempts = 10
+	kNewProducerRetry    = time.Second
+	kTextBytesMax        = 4096 // a longer "text" is cut
+	kHeaderName          = "prodsim-id"
 )
 
 // The driver's first instant; every t_us counts from it (monotonic).
@@ -406,6 +413,31 @@ func readJobLine() ([]byte, error) {
 	return line, nil
 }
 
+// NewProducer calls sarama.NewAsyncProducer as an application that retries
+// does, and as the model's application (scenarios/runner.cc, Application):
+// a failure (no broker answered for metadata, the idempotent producer could
+// not get a producer id) is a client_error line, and the next attempt
+// starts kNewProducerRetry later, for at most kNewProducerAttempts attempts.
+// What a failed attempt leaves running (v1.42.1 does not close the client
+// it made) stays alive beside the producer that starts, so the goroutine
+// report after Close shows it.
+func NewProducer(addrs []string, config *sarama.Config, out *Output) (sarama.AsyncProducer, error) {
+	var err error
+	for attempt := 1; attempt <= kNewProducerAttempts; attempt++ {
+		var p sarama.AsyncProducer
+		if p, err = sarama.NewAsyncProducer(addrs, config); err == nil {
+			return p, nil
+		}
+		code, name := ErrorName(err)
+		out.Print(NewEvent("client_error").Int("code", code).Str("name", name).
+			Str("text", "sarama.NewAsyncProducer: "+err.Error()).Int("attempt", int64(attempt)))
+		if attempt < kNewProducerAttempts {
+			time.Sleep(kNewProducerRetry)
+		}
+	}
+	return nil, err
+}
+
 func run() int {
 	signal.Ignore(syscall.SIGPIPE)
 	sarama.Logger = log.New(os.Stderr, "[sarama] ", log.LstdFlags|log.Lmicroseconds)
@@ -427,12 +459,13 @@ func run() int {
 		printJobError(err.Error())
 		return kExitJobError
 	}
-	p, err := sarama.NewAsyncProducer(strings.Split(job.Bootstrap, ","), config)
+	out := NewOutput(job.Messages)
+	p, err := NewProducer(strings.Split(job.Bootstrap, ","), config, out)
 	if err != nil {
-		printJobError("sarama.NewAsyncProducer: " + err.Error())
+		printJobError(fmt.Sprintf("sarama.NewAsyncProducer failed %d times, the last: %v",
+			kNewProducerAttempts, err))
 		return kExitCreateError
 	}
-	out := NewOutput(job.Messages)
 	out.Print(NewEvent("start").Str("client", "sarama").Str("version", saramaVersion))
 	done := make(chan struct{})
 	go ReadOutcomes(p, out, done)
