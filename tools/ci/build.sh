@@ -6,8 +6,8 @@
 # would after `cmake --preset default && cmake --build --preset default`
 # (README.md). With --with-drivers it also builds the wire-mode drivers
 # (prodsim-librdkafka, prodsim-kafkajs with kafkajs from its lockfile, and
-# prodsim-sarama against Debian's Sarama) for `prodsim real` and
-# `prodsim explore --client`.
+# prodsim-sarama on Sarama 1.42.1, built in module mode by a Go 1.25 or
+# newer on PATH) for `prodsim real` and `prodsim explore --client`.
 #
 # PRODSIM_CI_PREBUILT=PATH: use that prodsim binary instead of building
 # (build/default/bin/prodsim becomes a symbolic link to it; nothing is
