@@ -47,6 +47,20 @@ if [[ $rc -ne 70 ]] || ! grep -q "cannot execute /nonexistent/driver" <<<"$out";
 else
   echo "ok   missing driver: harness-error"
 fi
+# A bound no later than the scenario's close_at: refused before the client
+# starts (a harness error, 70), not a client killed as hung while it waits
+# to be told to close.
+closing=$(mktemp --suffix=.toml)
+sed 's/^interval = "1ms"$/interval = "1ms"\nclose_at = "2s"/' "$scenario" >"$closing"
+out=$(timeout 30 "$prodsim" real "$closing" --client="bash $fake hang" --bound=2s 2>&1)
+rc=$?
+rm -f "$closing"
+if [[ $rc -ne 70 ]] || ! grep -q "workload.close_at (2s) is not before the trial's bound (2s" <<<"$out"; then
+  echo "FAIL close_at at the bound: exit $rc: $out"
+  fail=1
+else
+  echo "ok   close_at at the bound: harness-error"
+fi
 # Bad flags: usage errors.
 for bad in "--trials=0" "--bound=soon" "--client=" "--frobnicate"; do
   "$prodsim" real "$scenario" "$bad" >/dev/null 2>&1

@@ -191,6 +191,19 @@ absl::StatusOr<scenarios::WorldPlan> PlanRealWorld(const Scenario& s) {
   return plan;
 }
 
+// OK if the client is told to close (workload.close_at; the driver's
+// close_at_us, clients/README.md) before the trial's bound. A trial bounded
+// no later kills a client that is only waiting as told: client-hung
+// whatever the client did, a verdict that outranks the run's real one.
+absl::Status ClosesBeforeBound(const Scenario& s) {
+  if (!s.workload.close_at || *s.workload.close_at < s.limits.time) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "workload.close_at (", s.workload.close_at->ToString(), ") is not before the trial's bound (",
+      s.limits.time.ToString(),
+      ", the smaller of --bound and limits.time): the client would be killed as hung before it is "
+      "told to close; give a bound past close_at"));
+}
+
 // The world of `plan` with its ports open and its faults scheduled (they
 // apply once the scheduler runs).
 absl::StatusOr<std::unique_ptr<RealWorld>> OpenWorld(const Scenario& s, scenarios::WorldPlan& plan,
@@ -224,7 +237,7 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   out.mock_faults = scenarios::HasMockFaults(s);
   absl::StatusOr<scenarios::WorldPlan> plan = PlanRealWorld(s);
   absl::StatusOr<Driver> driver = FindDriver(options.client);
-  for (const absl::Status& st : {plan.status(), driver.status()}) {
+  for (const absl::Status& st : {plan.status(), ClosesBeforeBound(s), driver.status()}) {
     if (!st.ok()) {
       HarnessError(out, std::string(st.message()));
       return result;
