@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "checks/check.h"
+#include "checks/signature.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
@@ -872,6 +873,55 @@ TEST(ClientChecks, BrokerSequenceErrorsCanBeAClientsNormalFlow) {
   ASSERT_TRUE(EvaluateCheck("no-broker-sequence-error", r).has_value());
   r.sequence_error_is_violation = false;
   EXPECT_FALSE(EvaluateCheck("no-broker-sequence-error", r).has_value());
+}
+
+// The goal: a real client's OUT_OF_ORDER_SEQUENCE_NUMBER on a resend that
+// regroups a written message (its answer lost) with a later one, as real
+// Sarama v1.42.1 does after a connection reset, is named regrouped-retry
+// from the broker history alone.
+TEST(ClientSignatures, RegroupedResendOfAWrittenBatchIsRegroupedRetry) {
+  RunRecord r = CleanClientRecord();
+  r.client->name = "sarama 1.42.1";
+  // Broker 1 writes id 7 as t/0 seq 3; the connection breaks first.
+  r.kafka.appends.push_back(kafka::AppendEvent{Ms(40),
+                                               kafka::BrokerId(1),
+                                               true,
+                                               Tp(0),
+                                               kafka::Offset(3),
+                                               kafka::ProducerId(1),
+                                               kafka::Epoch(0),
+                                               kafka::Sequence(3),
+                                               kafka::Sequence(3),
+                                               {7}});
+  kafka::ResponseEvent lost = Response(41, 0, kafka::ErrorCode::NONE);
+  lost.base_offset = kafka::Offset(3);
+  lost.epoch = kafka::Epoch(0);
+  lost.first_seq = kafka::Sequence(3);
+  lost.fate = kafka::ResponseFate::kLost;
+  // The resend: ids 7 and 8 as seq 3..4.
+  kafka::ResponseEvent refused = Response(90, 0, kafka::ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER);
+  refused.correlation_id = 12;
+  refused.epoch = kafka::Epoch(0);
+  refused.first_seq = kafka::Sequence(3);
+  refused.record_ids = {7, 8};
+  r.kafka.responses = {lost, refused};
+  std::optional<Violation> v = EvaluateCheck("no-broker-sequence-error", r);
+  ASSERT_TRUE(v.has_value());
+  const Signature sig = Classify(r, *v);
+  EXPECT_EQ(sig.mechanism, "regrouped-retry");
+  EXPECT_EQ(sig.function, "sarama");
+  EXPECT_THAT(sig.chain.back(), HasSubstr("OUT_OF_ORDER_SEQUENCE_NUMBER"));
+  // Canaries: the written batch's answer arrived; the resend is the exact
+  // batch (Kafka would have answered it as a duplicate, so another cause).
+  r.kafka.responses[0].fate = kafka::ResponseFate::kSent;
+  v = EvaluateCheck("no-broker-sequence-error", r);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(Classify(r, *v).mechanism, std::string(kUnclassified));
+  r.kafka.responses[0].fate = kafka::ResponseFate::kLost;
+  r.kafka.responses[1].record_ids = {7};
+  v = EvaluateCheck("no-broker-sequence-error", r);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(Classify(r, *v).mechanism, std::string(kUnclassified));
 }
 
 // ---------------------------------------------------------------------------

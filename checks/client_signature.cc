@@ -29,6 +29,11 @@
 //     write was truncated away afterwards.
 //   retry-overtaken: a message whose attempt the broker refused (or whose
 //     answer was lost) was written after a later message of its partition.
+//   regrouped-retry: a leader wrote a batch and its answer was lost; the
+//     client resent its messages regrouped with others, as a batch whose
+//     sequences overlap the written one's without matching them, and the
+//     broker answered OUT_OF_ORDER_SEQUENCE_NUMBER (Kafka takes only an
+//     exact resend, the same first and last sequence, for a duplicate).
 //   kept-dead-connection: a blackhole took a connection's state, and the
 //     client kept using it, never opening another to that broker, while
 //     its messages failed or waited.
@@ -307,6 +312,48 @@ std::optional<Signature> RetryOvertaken(const RunRecord& r, const Violation& v) 
   return chain.Done("retry-overtaken", Family(r));
 }
 
+// regrouped-retry: the violation's answer is the broker's
+// OUT_OF_ORDER_SEQUENCE_NUMBER to a batch that carries a message a leader
+// had already written under the same epoch, in a batch whose answer the
+// client never got (or got as an error), and whose sequences the resend
+// overlaps without matching them.
+std::optional<Signature> RegroupedRetry(const RunRecord& r, const Violation& v) {
+  if (v.check != kNoBrokerSequenceError || v.subject.correlation_id < 0) return std::nullopt;
+  const ResponseEvent* refused = nullptr;
+  for (const ResponseEvent& e : r.kafka.responses) {
+    if (e.at == v.subject.at && e.broker.value == v.subject.broker &&
+        e.correlation_id == v.subject.correlation_id &&
+        e.error == kafka::ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER) {
+      refused = &e;
+      break;
+    }
+  }
+  if (refused == nullptr || refused->first_seq.value < 0 || refused->record_ids.empty()) {
+    return std::nullopt;
+  }
+  const int32_t first = refused->first_seq.value;
+  const int32_t last = first + static_cast<int32_t>(refused->record_ids.size()) - 1;
+  for (const AppendEvent& a : r.kafka.appends) {
+    if (!a.leader || a.at > refused->at || a.tp != refused->tp || a.epoch != refused->epoch ||
+        !Intersects(a.record_ids, refused->record_ids)) {
+      continue;
+    }
+    const bool overlaps = a.first_seq.value <= last && first <= a.last_seq.value;
+    const bool same = a.first_seq.value == first && a.last_seq.value == last;
+    const ResponseEvent* answer = AnswerOf(r, a);
+    if (!overlaps || same || !Failed(answer)) continue;
+    Chain chain(r, v, v.subject);
+    chain.Line(a.at, AppendText(a));
+    chain.Line(answer->at, AnswerText(*answer));
+    chain.Line(refused->at, absl::StrCat(AnswerText(*refused), ": the client resent ids ",
+                                         Ids(refused->record_ids), " as seq ", first, "..", last,
+                                         ", overlapping the written seq ", a.first_seq.value, "..",
+                                         a.last_seq.value, " without matching it"));
+    return chain.Done("regrouped-retry", Family(r));
+  }
+  return std::nullopt;
+}
+
 // The broker a blackhole fault was on ("blackhole client<->broker-2: ..."),
 // or -1 (fault_models/faults.cc Blackhole::Describe).
 int32_t BlackholedBroker(const kafka::FaultEvent& f) {
@@ -401,9 +448,9 @@ std::optional<Signature> ClassifyRealClient(const RunRecord& r, const Violation&
   if (!r.client.has_value()) return std::nullopt;
   PRODSIM_ASSERT(!v.check.empty());
   using Rule = std::optional<Signature> (*)(const RunRecord&, const Violation&);
-  constexpr Rule kRealRules[] = {&SequenceReuse,   &Rewritten,      &NotPersistedButWritten,
-                                 &AckedLost,       &RetryOvertaken, &KeptDeadConnection,
-                                 &StalledAfterHeal};
+  constexpr Rule kRealRules[] = {&SequenceReuse,      &Rewritten,       &NotPersistedButWritten,
+                                 &AckedLost,          &RetryOvertaken,  &RegroupedRetry,
+                                 &KeptDeadConnection, &StalledAfterHeal};
   for (Rule rule : kRealRules) {
     if (std::optional<Signature> sig = rule(r, v)) {
       // A real client's signature names its client, not a Sarama function.

@@ -1283,6 +1283,11 @@ constexpr MechanismRow kMechanismTable[] = {
       "a message refused (or whose answer was lost) written after a later one of its partition",
       true}},
     {nullptr,
+     {"regrouped-retry", "CLIENT",
+      "a written batch's answer lost, its messages resent regrouped with others as a batch that "
+      "overlaps the written one without matching it: OUT_OF_ORDER instead of a duplicate",
+      true}},
+    {nullptr,
      {"kept-dead-connection", "CLIENT",
       "a blackhole took a connection's state; the client kept using it and opened no other to "
       "that broker while its messages failed or waited",
