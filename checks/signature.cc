@@ -992,6 +992,56 @@ std::optional<Signature> RetryOvertaken(const Context& c) {
   return chain.Done("retry-overtaken", "asyncProducer.retryMessages");
 }
 
+// abandoned-buffer-overtaken: without idempotence and with Retry.Max <= 0,
+// a failed answer makes brokerProducer.handleSuccess (an error block) or
+// handleError (a transport error) call asyncProducer.abandonBrokerConnection,
+// which closes the broker's brokerProducer's `abandoned` channel and drops
+// it from the map. Each partitionProducer leaves it at its next message for
+// a new brokerProducer of the leader, but nothing empties the abandoned
+// one's buffer: it flushes its messages when its run loop next gets to it
+// (handling an answer blocks on every success and error handed to the
+// application), after the successor has written messages produced later.
+// (In v1.42.1 and main the map is keyed by *Broker, so a replaced
+// brokerProducer's second failed answer abandons its successor, and closes
+// the Broker they share; v1.61.1 abandons only the caller.) One
+// brokerProducer sends a partition's messages in order, so a message sent
+// once, never retried, after a later one of its partition was sent, went
+// through a brokerProducer the partition had left.
+std::optional<Signature> AbandonedBufferOvertaken(const Context& c) {
+  if (c.v.check != kPerPartitionOrder || c.r.idempotent || c.subject.ids.size() < 2) {
+    return std::nullopt;
+  }
+  const uint64_t early = c.subject.ids[0], late = c.subject.ids[1];
+  for (const StepKind k :
+       {StepKind::kRetryMessage, StepKind::kRetryBatch, StepKind::kFlushRetryBuffer}) {
+    if (LastOf(c, k, early, c.subject.at) != nullptr) return std::nullopt;
+  }
+  const ProducerStep* early_send = SendOf(c, {early}, sim::Time(), c.subject.at);
+  const ProducerStep* late_send = SendOf(c, {late}, sim::Time(), c.subject.at);
+  if (early_send == nullptr || late_send == nullptr) return std::nullopt;
+  if (!(late_send->at < early_send->at)) return std::nullopt;
+  // Sent once: a second send would be a resend some other rule names.
+  if (LastOf(c, StepKind::kSend, early, c.subject.at) != early_send) return std::nullopt;
+  // The failure that abandoned a brokerProducer of the early message's
+  // broker: the last failed answer from that broker before the later send.
+  const ProducerStep* failed = nullptr;
+  for (const ProducerStep* s : c.steps) {
+    if (s->at >= late_send->at) break;
+    if (s->kind == StepKind::kAnswer && s->broker == early_send->broker && Failed(*s)) failed = s;
+  }
+  if (failed == nullptr) return std::nullopt;
+  Chain chain(c);
+  chain.Step(failed)
+      .Line(failed->at,
+            absl::StrCat("a brokerProducer handling it calls abandonBrokerConnection(", "broker ",
+                         failed->broker, "): the partition moves to a new brokerProducer; id ",
+                         early, " stays in the abandoned one's buffer"))
+      .Step(late_send)
+      .Step(AnswerTo(c, *late_send))
+      .Step(early_send);
+  return chain.Done("abandoned-buffer-overtaken", "asyncProducer.abandonBrokerConnection");
+}
+
 // The request an answer step answers: the last send before it with the
 // same broker, partition and correlation id.
 const ProducerStep* RequestOf(const Context& c, const ProducerStep& answer) {
@@ -1246,6 +1296,10 @@ constexpr MechanismRow kMechanismTable[] = {
      {"duplicate-of-other-acked", "brokerProducer.handleSuccess",
       "DUPLICATE_SEQUENCE_NUMBER for sequences another message was written under, reported as "
       "written: acknowledged and lost"}},
+    {&AbandonedBufferOvertaken,
+     {"abandoned-buffer-overtaken", "asyncProducer.abandonBrokerConnection",
+      "without retries, a failed answer abandons a brokerProducer; the partition moves on to a "
+      "new one, and a message left in the abandoned one's buffer is written after a later one"}},
     // retry-overtaken's second rule, tried after every other (described above).
     {&ResendOvertaken, {"retry-overtaken", {}, {}}},
     // A real client's (checks/client_signature.cc's ClassifyRealClient tries

@@ -194,6 +194,10 @@ constexpr Canary kCanaries[] = {
      "sarama-main"},
     {"duplicate-of-other-acked", "scenarios/known/sarama-1.42.1-acked-but-lost.toml",
      "sarama-1.42.1"},
+    // Without idempotence, a message retried after a later one was written:
+    // sent twice, through retryMessages, not left in an abandoned buffer.
+    {"abandoned-buffer-overtaken", "scenarios/known/sarama-2860-non-idempotent-reorder.toml",
+     "sarama-1.42.1"},
 };
 
 RunOutput RunFile(std::string_view file, std::string_view profile) {
