@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # The real clients' findings as a regression run: each file under
 # scenarios/known/real/ (CLIENT-VERSION-what.toml) replayed over the wire
-# with its client, K trials at once; its [expect] verdict, check and
-# signature (the signature's @client replaced by the client run) must come
-# out in at least R of them. A file whose client is not built is skipped,
+# with its client, K trials at once; its [expect] signature (the finding's
+# mechanism, its @client replaced by the client run) must come out in at
+# least R of them, with a failing verdict. The verdict and check are not
+# asserted, only printed: on a loaded machine the same mechanism can end
+# under another verdict (the blackholed-connection file: liveness when the
+# client's own close returns before the trial's bound, client-hung when load
+# delays it past; both kept-dead-connection), and a wall-clock trial says
+# what holds under load, not a replay. A file whose client is not built is skipped,
 # and says so. Then the same files on another version where one is given:
 # CLIENT=ALSO pairs in PRODSIM_KNOWN_REAL_ALSO ("kafkajs=kafkajs-fixes").
 set -uo pipefail
@@ -22,11 +27,12 @@ run() {  # FILE FAMILY CLIENT
     echo "skip $(basename "$file") on $client: $(grep -m1 'not' <<<"$out")"
     return
   fi
-  got=$(grep -cF -- ": $want client=" <<<"$out")
+  got=$(grep -E -- "trial [0-9]+/[0-9]+: [a-z-]+ \[[a-z-]+\] " <<<"$out" | grep -cF -- "] $signature client=")
+  exact=$(grep -cF -- ": $want client=" <<<"$out")
   if ((got >= needed)); then
-    echo "ok   $(basename "$file") on $client: $want in $got of $trials trials"
+    echo "ok   $(basename "$file") on $client: $signature in $got of $trials trials ($exact as '$want')"
   else
-    echo "FAIL $(basename "$file") on $client: want '$want' in $needed of $trials trials, got $got:"
+    echo "FAIL $(basename "$file") on $client: want $signature in $needed of $trials trials, got $got:"
     grep -E "trial [0-9]+/|distribution" <<<"$out"
     status=1
   fi
