@@ -539,8 +539,8 @@ TEST(DecodeCorpusTest, FilesRoundTripWithThemselvesAsBase) {
     }
 
     // The rest is the file's, but for what the codec holds coarsely: the
-    // seed's low bits (a small seed whole), and the interval, whose range
-    // reaches the base's.
+    // seed's low bits (a small seed whole), the interval, whose range
+    // reaches the base's, and the drain's delay.
     if (file->seed < 256) {
       EXPECT_EQ(s.seed, file->seed);
     }
@@ -549,9 +549,18 @@ TEST(DecodeCorpusTest, FilesRoundTripWithThemselvesAsBase) {
     EXPECT_TRUE(Near(s.workload.interval.nanos(), interval.nanos(), interval.nanos() / 64,
                      interval.nanos()))
         << s.workload.interval.ToString() << " is not " << interval.ToString();
+    // The drain's delay is held as coarsely, over its drain's range
+    // (internal::LateFields).
+    const Duration drain_delay = file->workload.drain_delay;
+    const bool slow = file->workload.drain == Drain::kSlow;
+    const Duration lo = slow ? Duration::Micros(100) : Duration::Millis(1);
+    const Duration hi = slow ? Duration::Millis(20) : Duration::Seconds(5);
+    EXPECT_TRUE(Near(s.workload.drain_delay.nanos(), drain_delay.nanos(), lo.nanos(), hi.nanos()))
+        << s.workload.drain_delay.ToString() << " is not " << drain_delay.ToString();
     Scenario expected = *file;
     expected.seed = s.seed;
     expected.workload.interval = s.workload.interval;
+    expected.workload.drain_delay = s.workload.drain_delay;
     expected.description = s.description;
     expected.expect.reset();
     expected.faults = s.faults;
