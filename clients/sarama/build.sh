@@ -25,11 +25,10 @@ usage() {
 }
 (($# == 2 || $# == 3)) || usage
 out=$1
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 go=${GO:-go}
 who=build.sh
 # shellcheck source=clients/sarama/gomod.sh
-. "$here/gomod.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/gomod.sh"
 
 command -v "$go" >/dev/null || { echo "$who: no go on PATH (the machine's Go, 1.25 or newer)" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/prodsim-sarama-build.XXXXXX")
@@ -40,34 +39,20 @@ sarama_env
 
 if [[ $2 == --checkout ]]; then
   (($# == 3)) || usage
-  src=$(cd "$3" 2>/dev/null && pwd -P) || { echo "$who: no directory $3" >&2; exit 1; }
-  [[ -f $src/async_producer.go && -f $src/go.mod ]] ||
-    { echo "$who: $3 is not a Sarama checkout with a go.mod" >&2; exit 1; }
-  sarama_module_path=$(awk '$1 == "module" { gsub(/"/, "", $2); print $2; exit }' "$src/go.mod")
+  sarama_checkout "$3"
   version=${SARAMA_VERSION:-}
-  if [[ -z $version ]] && git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
-    version=main-$(git -C "$src" rev-parse --short=8 HEAD)
+  if [[ -z $version ]] && git -C "$sarama_dir" rev-parse --git-dir >/dev/null 2>&1; then
+    version=main-$(git -C "$sarama_dir" rev-parse --short=8 HEAD)
   fi
   version=${version:-checkout}
-  how="checkout $src"
+  how="checkout $sarama_dir"
   sarama_copy_driver "$pkg"
-  sarama_module_checkout "$pkg" "$src"
+  sarama_module_checkout "$pkg" "$sarama_dir"
 else
   (($# == 2)) || usage
-  version=${2#v}
-  [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
-    { echo "$who: VERSION is a release, e.g. 1.42.1 (for a branch: --checkout DIR)" >&2; exit 64; }
-  # Sarama moved from github.com/Shopify/sarama to github.com/IBM/sarama in 1.40.0.
-  IFS=. read -r major minor _ <<<"$version"
-  if ((major == 1 && minor < 40)); then sarama_module_path=github.com/Shopify/sarama; fi
+  sarama_release "$2"
   sarama_copy_driver "$pkg"
-  if [[ -f $here/versions/$version/go.mod ]]; then
-    cp "$here/versions/$version/go.mod" "$here/versions/$version/go.sum" "$pkg/"
-    how="pinned by clients/sarama/versions/$version"
-  else
-    sarama_module_release "$pkg" "$version"
-    how="resolved now from the module proxy (not pinned: clients/sarama/pin.sh $version)"
-  fi
+  sarama_module_for_release "$pkg"
 fi
 
 cd "$pkg"

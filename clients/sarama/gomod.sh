@@ -9,6 +9,9 @@
 #
 # The caller sets `who` (its name, for messages), `go` and `work` (a scratch
 # directory it removes).
+
+# This folder: the driver's sources and versions/.
+gomod_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 #
 # Three sources of a Sarama, each a go.mod and go.sum in the scratch module:
 #  - a pinned release: clients/sarama/versions/V/go.{mod,sum}, written by
@@ -31,9 +34,35 @@ sarama_module_path=github.com/IBM/sarama
 sarama_copy_driver() {
   local dir=$1 f
   mkdir -p "$dir"
-  for f in "$here"/*.go; do
+  for f in "$gomod_dir"/*.go; do
     sed "s#\"github.com/IBM/sarama\"#\"$sarama_module_path\"#" "$f" >"$dir/$(basename "$f")"
   done
+}
+
+# sarama_release VERSION: checks that VERSION is a release (1.42.1, or
+# v1.42.1) and sets `version` (without the v) and `sarama_module_path`.
+sarama_release() {
+  local major minor
+  version=${1#v}
+  [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
+    { echo "$who: VERSION is a release, e.g. 1.42.1 (for a branch: --checkout DIR)" >&2; exit 64; }
+  # Sarama moved from github.com/Shopify/sarama to github.com/IBM/sarama in 1.40.0.
+  IFS=. read -r major minor _ <<<"$version"
+  if ((major == 1 && minor < 40)); then sarama_module_path=github.com/Shopify/sarama; fi
+}
+
+# sarama_module_for_release DIR: DIR/go.{mod,sum} for `version`
+# (sarama_release): its pinned ones from versions/, else resolved now (DIR
+# holding the sources that import it); sets `how` to say which.
+sarama_module_for_release() {
+  local dir=$1 pins=$gomod_dir/versions/$version
+  if [[ -f $pins/go.mod ]]; then
+    cp "$pins/go.mod" "$pins/go.sum" "$dir/"
+    how="pinned by clients/sarama/versions/$version"
+  else
+    sarama_module_release "$dir" "$version"
+    how="resolved now from the module proxy (not pinned: clients/sarama/pin.sh $version)"
+  fi
 }
 
 # sarama_env: module mode through the proxy; Go's caches are the user's
@@ -62,7 +91,19 @@ sarama_module_release() {
     { echo "$who: the module proxy does not serve $sarama_module_path v$v (see the lines above)" >&2; exit 1; }
 }
 
-# sarama_module_checkout DIR SRC: DIR/go.{mod,sum} for the checkout SRC.
+# sarama_checkout SRC: checks that SRC is a Sarama checkout with a go.mod
+# and sets `sarama_dir` (its absolute path) and `sarama_module_path` (as its
+# go.mod names it).
+sarama_checkout() {
+  sarama_dir=$(cd "$1" 2>/dev/null && pwd -P) || { echo "$who: no directory $1" >&2; exit 1; }
+  [[ -f $sarama_dir/async_producer.go && -f $sarama_dir/go.mod ]] ||
+    { echo "$who: $1 is not a Sarama checkout with a go.mod" >&2; exit 1; }
+  sarama_module_path=$(awk '$1 == "module" { gsub(/"/, "", $2); print $2; exit }' "$sarama_dir/go.mod")
+}
+
+# sarama_module_checkout DIR SRC: DIR/go.{mod,sum} for the checkout SRC
+# (sarama_checkout), DIR holding the sources that import it (tidy keeps
+# only what they import).
 sarama_module_checkout() {
   local dir=$1 src=$2
   sarama_module_header "$dir"

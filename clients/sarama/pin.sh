@@ -8,20 +8,16 @@
 #   pin.sh VERSION
 set -euo pipefail
 (($# == 1)) || { echo "usage: $0 VERSION (e.g. 1.61.1)" >&2; exit 64; }
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 go=${GO:-go}
 who=pin.sh
 # shellcheck source=clients/sarama/gomod.sh
-. "$here/gomod.sh"
-version=${1#v}
-[[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "$who: VERSION is a release, e.g. 1.61.1" >&2; exit 64; }
-IFS=. read -r major minor _ <<<"$version"
-if ((major == 1 && minor < 40)); then sarama_module_path=github.com/Shopify/sarama; fi
+. "$(dirname "${BASH_SOURCE[0]}")/gomod.sh"
+sarama_release "$1"
 work=$(mktemp -d "${TMPDIR:-/tmp}/prodsim-sarama-pin.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 sarama_env
 sarama_copy_driver "$work"
 sarama_module_release "$work" "$version"
-mkdir -p "$here/versions/$version"
-cp "$work/go.mod" "$work/go.sum" "$here/versions/$version/"
+mkdir -p "$gomod_dir/versions/$version"
+cp "$work/go.mod" "$work/go.sum" "$gomod_dir/versions/$version/"
 echo "$who: pinned $sarama_module_path v$version in clients/sarama/versions/$version" >&2

@@ -23,20 +23,21 @@ trap 'rm -rf "$work"' EXIT
 pkg=$work/module
 mkdir -p "$pkg"
 sarama_env
+# The Sarama first (its import path), then main.go, then the module (tidy
+# keeps what main.go imports).
 if [[ $1 == --checkout ]]; then
   (($# >= 2)) || usage
-  src=$(cd "$2" && pwd -P); shift 2
+  sarama_checkout "$2"; shift 2
   version=checkout
-  sarama_module_checkout "$pkg" "$src"
 else
-  version=${1#v}; shift
-  if [[ -f $here/../../clients/sarama/versions/$version/go.mod ]]; then
-    cp "$here/../../clients/sarama/versions/$version/"go.{mod,sum} "$pkg/"
-  else
-    sarama_module_release "$pkg" "$version"
-  fi
+  sarama_release "$1"; shift
 fi
-cp "$here/main.go" "$pkg/main.go"
+sed "s#\"github.com/IBM/sarama\"#\"$sarama_module_path\"#" "$here/main.go" >"$pkg/main.go"
+if [[ $version == checkout ]]; then
+  sarama_module_checkout "$pkg" "$sarama_dir"
+else
+  sarama_module_for_release "$pkg"
+fi
 cd "$pkg"
 "$go" vet .
 "$go" build -trimpath -ldflags "-X main.saramaVersion=$version" -o "$work/cpu-costs" .
