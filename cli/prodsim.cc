@@ -40,6 +40,7 @@
 #include "search/explore.h"
 #include "search/summary.h"
 #include "search/world.h"
+#include "wire/real_world.h"
 
 namespace cli {
 namespace {
@@ -67,7 +68,22 @@ struct Args {
   std::string profile;    // --profile: run with this producer profile instead
   bool check = false;     // print --check: compare, do not print
   std::string junit_out;  // run --junit: the JUnit XML report
+  // --client: a real client in simulated time instead of the model
+  // (wire::RunReal with Clock::kSimulated).
+  std::string client;
 };
+
+// A file's run: the model's (RunScenario), or with --client the real
+// client's in simulated time, bounded by the scenario's own limits.
+RunOutput RunOne(const Args& args, const Scenario& s, const RunOptions& options = {}) {
+  if (args.client.empty()) return RunScenario(s, options);
+  wire::RealOptions o;
+  o.client = args.client;
+  o.clock = wire::Clock::kSimulated;
+  o.bound = s.limits.time;
+  o.record_trace = options.record_trace || options.timeline;
+  return wire::RunReal(s, o).run;
+}
 
 // Wall time, for the report line only: it never enters a run.
 using WallClock = std::chrono::steady_clock;  // determinism-lint: allow (printed only)
@@ -107,9 +123,13 @@ void ForEachScenario(const Args& args, int* code, Fn fn) {
 std::string OutcomeLine(const std::string& path, const RunOutput& out, double wall_ms) {
   const sim::RunResult& r = out.record.run;
   // A world with mock faults is not a real cluster's: the line says so.
-  return absl::StrFormat("%s: %s%s digest=%016x t=%ss steps=%d wall=%.1fms", path, VerdictText(out),
-                         out.mock_faults ? " (mock faults)" : "", r.digest, r.end_time.ToString(),
-                         r.steps, wall_ms);
+  std::string client;
+  if (out.record.client.has_value()) {
+    client = absl::StrCat(" client=", out.record.client->name);
+  }
+  return absl::StrFormat("%s: %s%s%s digest=%016x t=%ss steps=%d wall=%.1fms", path,
+                         VerdictText(out), out.mock_faults ? " (mock faults)" : "", client,
+                         r.digest, r.end_time.ToString(), r.steps, wall_ms);
 }
 
 void PrintOutcome(const std::string& path, const RunOutput& out, double wall_ms) {
@@ -216,7 +236,7 @@ int Run(const Args& args) {
     options.timeline = !args.timeline_out.empty();
     const Scenario run = args.profile.empty() ? s : WithProfile(s, args.profile);
     const auto start = WallClock::now();
-    const RunOutput out = RunScenario(run, options);
+    const RunOutput out = RunOne(args, run, options);
     const double wall_ms = MillisSince(start);
     PrintOutcome(path, out, wall_ms);
     if (!args.trace_out.empty()) {
@@ -240,7 +260,8 @@ int Run(const Args& args) {
     }
     if (cases != nullptr) cases->push_back(RunCase(path, run, out, wall_ms, expect));
     // Without --profile, every [expect.profiles."NAME"] entry too.
-    if (args.check_expect && args.profile.empty() && !CheckProfileEntries(path, s, cases)) {
+    if (args.check_expect && args.profile.empty() && args.client.empty() &&
+        !CheckProfileEntries(path, s, cases)) {
       this_code = 1;
     }
     if (this_code != 0) ++failed;
@@ -277,10 +298,10 @@ int Print(const Args& args) {
 int Determinism(const Args& args) {
   int code = 0;
   ForEachScenario(args, &code, [&](const std::string& path, const Scenario& s) {
-    const uint64_t a = RunScenario(s).record.run.digest;
+    const uint64_t a = RunOne(args, s).record.run.digest;
     RunOptions traced;
     traced.record_trace = true;
-    const uint64_t b = RunScenario(s, traced).record.run.digest;
+    const uint64_t b = RunOne(args, s, traced).record.run.digest;
     std::printf("%s: digest=%016llx again-with-trace=%016llx %s\n", path.c_str(),
                 static_cast<unsigned long long>(a), static_cast<unsigned long long>(b),
                 a == b ? "same" : "DIFFERENT");
@@ -292,7 +313,7 @@ int Determinism(const Args& args) {
 int Digest(const Args& args) {
   int code = 0;
   ForEachScenario(args, &code, [&](const std::string& path, const Scenario& s) {
-    const RunOutput out = RunScenario(s);
+    const RunOutput out = RunOne(args, s);
     std::printf("%s %s digest=%016llx\n", path.c_str(),
                 std::string(VerdictName(out.verdict)).c_str(),
                 static_cast<unsigned long long>(out.record.run.digest));
@@ -721,6 +742,11 @@ void DeclareScenarioCommands(CommandLine* cl) {
       f.Switch("--check", &a->check,
                "print nothing; exit 1 when the file is not byte for byte what print writes");
     }
+    if (c.run == Print) continue;
+    f.Text("--client", &a->client, "NAME[@VERSION]|CMD",
+           "run a real client in simulated time instead of the model: its driver in lockstep "
+           "with the simulated cluster (clients/README.md), deterministic as far as the driver "
+           "makes its client (docs/real-clients.md)");
     if (c.run != Run) continue;
     f.Text("--trace", &a->trace_out, "OUT", "write the readable trace of the (single) file to OUT");
     f.Text("--timeline", &a->timeline_out, "OUT.json",

@@ -28,6 +28,8 @@ struct Bridge::Conn {
   uint64_t id = 0;
   kafka::BrokerId broker;
   int fd = -1;
+  uint64_t virtual_id = 0;  // the client's id of a virtual connection; 0: a socket
+  bool client_closed = false;
   kafka::wire::Framer framer;
   // The simulated connection, once the dial succeeded; requests decoded
   // before that wait in `early`.
@@ -64,6 +66,10 @@ namespace {
 // that first retransmission: the client sees its connection reset and
 // dials again, as it would see a connect time out.
 constexpr sim::Duration kDialTimeout = sim::Duration::Seconds(1);
+// A virtual dial waits as a real connect does (the kernel's SYN
+// retransmissions, sim/net's kSynTimeout) unless the client gives up first
+// and closes it.
+constexpr sim::Duration kVirtualDialTimeout = sim::Duration::Seconds(300);
 
 // One read's bytes: the most the bridge reads past a whole frame that must
 // wait.
@@ -220,6 +226,68 @@ std::string Bridge::bootstrap() const {
   return absl::StrJoin(parts, ",");
 }
 
+void Bridge::ListenVirtual(VirtualSink* sink) {
+  PRODSIM_ASSERT(sink != nullptr && listeners_.empty());
+  sink_ = sink;
+  loop_.set_before_wait(nullptr);
+  for (int32_t i = 0; i < cluster_.broker_count(); ++i) {
+    context_.brokers[kafka::BrokerId(i)] = kafka::wire::BrokerAddress{"127.0.0.1", i + 1};
+  }
+  context_.cluster_id = "prodsim";
+}
+
+bool Bridge::VirtualDial(uint64_t conn, std::string_view host, int port) {
+  PRODSIM_ASSERT(sink_ != nullptr);
+  if (conn == 0 || virtual_ids_.contains(conn)) return false;
+  virtual_ids_[conn] = 0;
+  ++accepted_;
+  std::optional<kafka::BrokerId> broker;
+  for (const auto& [id, addr] : context_.brokers) {
+    if (addr.host == host && addr.port == port) broker = id;
+  }
+  if (!broker) {
+    // No broker there: a host where nothing listens answers with an RST.
+    sink_->Closed(conn, "refused");
+    return true;
+  }
+  if (conns_.size() >= limits_.connections_max) EvictIdlest();
+  auto c = std::make_shared<Conn>();
+  c->id = next_conn_++;
+  c->broker = *broker;
+  c->virtual_id = conn;
+  c->active = ++activity_;
+  conns_[c->id] = c;
+  virtual_ids_[conn] = c->id;
+  world_bytes_ += 2 * kEventBytes;
+  if (history_ != nullptr) {
+    history_->connections.push_back(
+        kafka::ConnectionEvent{sched_.now(), c->broker, c->id, /*opened=*/true, ""});
+  }
+  sched_.Go(absl::StrCat("wire.conn", c->id), Pump(c), {.daemon = true, .world = true});
+  return true;
+}
+
+bool Bridge::VirtualWrite(uint64_t conn, std::string_view bytes) {
+  auto id = virtual_ids_.find(conn);
+  if (id == virtual_ids_.end()) return false;
+  auto it = conns_.find(id->second);
+  if (it == conns_.end()) return true;  // closed: TCP drops what comes after a reset
+  const ConnPtr c = it->second;
+  Received(c, bytes);
+  return true;
+}
+
+bool Bridge::VirtualClose(uint64_t conn) {
+  auto id = virtual_ids_.find(conn);
+  if (id == virtual_ids_.end()) return false;
+  auto it = conns_.find(id->second);
+  if (it == conns_.end()) return true;
+  const ConnPtr c = it->second;
+  c->client_closed = true;
+  Close(c, /*reset=*/false);
+  return true;
+}
+
 void Bridge::OnAccept(kafka::BrokerId broker, int listen_fd) {
   while (!accept_paused_) {
     const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -309,17 +377,19 @@ void Bridge::EvictIdlest() {
 // simulated connection ends.
 sim::Task<void> Bridge::Pump(ConnPtr c) {
   absl::StatusOr<net::Endpoint> ep = co_await network_.Dial(
-      client_node_, cluster_.broker(c->broker).node(), net::DialOptions{kDialTimeout});
+      client_node_, cluster_.broker(c->broker).node(),
+      net::DialOptions{c->virtual_id != 0 ? kVirtualDialTimeout : kDialTimeout});
   c->dialing = false;
   if (c->closed) {
     if (ep.ok()) ep->Close();
     co_return;
   }
   if (!ep.ok()) {
-    Close(c, /*reset=*/true);
+    Close(c, /*reset=*/true, absl::IsUnavailable(ep.status()) ? "refused" : "timeout");
     co_return;
   }
   c->ep = *ep;
+  if (c->virtual_id != 0) sink_->Connected(c->virtual_id);
   std::vector<std::shared_ptr<kafka::Message>> early = std::move(c->early);
   for (auto& m : early) SendToBroker(c, std::move(m));
   for (;;) {
@@ -381,17 +451,10 @@ bool Bridge::ReadSocket(const ConnPtr& c) {
   for (;;) {
     const ssize_t n = read(c->fd, buf, sizeof buf);
     if (n > 0) {
-      c->framer.Append(std::string_view(buf, static_cast<size_t>(n)));
-      c->active = ++activity_;
-      if (!HandleFrames(c)) return false;
-      Reaccount(*c);
-      if (!EnforceHeldBytes(c)) return false;
+      if (!Received(c, std::string_view(buf, static_cast<size_t>(n)))) return false;
       // A whole frame waits for room: read no further (Kafka's mute); the
       // kernel's buffers hold the rest and stop the client.
-      if (c->framer.Ready()) {
-        SetReading(c, false);
-        return true;
-      }
+      if (!c->reading) return true;
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
@@ -400,6 +463,18 @@ bool Bridge::ReadSocket(const ConnPtr& c) {
     Close(c, /*reset=*/false);
     return false;
   }
+}
+
+bool Bridge::Received(const ConnPtr& c, std::string_view bytes) {
+  c->framer.Append(bytes);
+  c->active = ++activity_;
+  if (!HandleFrames(c)) return false;
+  Reaccount(*c);
+  if (!EnforceHeldBytes(c)) return false;
+  // A virtual connection's bytes all go to the framer (they stand for the
+  // kernel's buffers), and wait there while a frame cannot be sent on.
+  if (c->framer.Ready()) SetReading(c, false);
+  return true;
 }
 
 bool Bridge::CanDispatch(const Conn& c) const {
@@ -463,6 +538,7 @@ bool Bridge::Dispatch(const ConnPtr& c, const std::string& frame) {
     return false;
   }
   world_bytes_ += charge;
+  ++dispatched_;
   const size_t bytes = RequestBytes(*req->message, frame.size());
   c->in_flight.push_back(Conn::InFlight{
       NoResponse(*req->message) ? std::nullopt : std::optional<RequestHeader>(req->header), bytes});
@@ -500,8 +576,9 @@ void Bridge::Resume(const ConnPtr& c) {
   if (!c->reading && !c->framer.Ready()) SetReading(c, true);
 }
 
-void Bridge::ResumeMuted() {
-  if (muted_.empty()) return;
+bool Bridge::ResumeMuted() {
+  if (muted_.empty()) return false;
+  const uint64_t before = dispatched_;
   const std::vector<uint64_t> ids(muted_.begin(), muted_.end());
   for (const uint64_t id : ids) {
     auto it = conns_.find(id);
@@ -510,6 +587,7 @@ void Bridge::ResumeMuted() {
     Resume(c);
     if (!c->closed) Reaccount(*c);
   }
+  return dispatched_ != before;
 }
 
 void Bridge::SetReading(const ConnPtr& c, bool reading) {
@@ -524,6 +602,7 @@ void Bridge::SetReading(const ConnPtr& c, bool reading) {
 }
 
 void Bridge::UpdateEvents(Conn& c) {
+  if (c.virtual_id != 0) return;
   // EPOLLRDHUP only while reading: it stays set once the client shut its
   // side, and a connection not reading would be woken by it forever.
   const uint32_t events = (c.reading ? uint32_t{EPOLLIN} | uint32_t{EPOLLRDHUP} : uint32_t{0}) |
@@ -537,6 +616,13 @@ void Bridge::WriteToSocket(const ConnPtr& c, std::string bytes) {
 }
 
 void Bridge::Flush(const ConnPtr& c) {
+  if (c->virtual_id != 0) {
+    // The driver is handed every byte; it reads them all.
+    if (!c->out.empty()) sink_->Data(c->virtual_id, std::exchange(c->out, {}));
+    if (!c->reading) Resume(c);
+    if (!c->closed) Reaccount(*c);
+    return;
+  }
   const size_t before = c->out.size();
   while (!c->out.empty()) {
     const ssize_t n = send(c->fd, c->out.data(), c->out.size(), MSG_NOSIGNAL);
@@ -583,16 +669,20 @@ bool Bridge::EnforceHeldBytes(const ConnPtr& c) {
   return !c->closed;
 }
 
-void Bridge::Close(const ConnPtr& conn, bool reset) {
+void Bridge::Close(const ConnPtr& conn, bool reset, std::string_view how) {
   // Hold the connection: the caller's reference may be the one in conns_
   // (CloseAll passes the map's own element), which the erase below frees.
   const ConnPtr c = conn;  // NOLINT(performance-unnecessary-copy-initialization): the hold
   if (c->closed) return;
   c->closed = true;
-  loop_.Remove(c->fd);
-  if (reset) SetResetOnClose(c->fd);
-  close(c->fd);
-  c->fd = -1;
+  if (c->virtual_id != 0) {
+    if (!c->client_closed) sink_->Closed(c->virtual_id, !how.empty() ? how : reset ? "reset" : "eof");
+  } else {
+    loop_.Remove(c->fd);
+    if (reset) SetResetOnClose(c->fd);
+    close(c->fd);
+    c->fd = -1;
+  }
   if (c->ep.valid()) c->ep.Close();
   PRODSIM_ASSERT(held_total_ >= c->held);
   held_total_ -= c->held;

@@ -64,6 +64,20 @@
 // `set_say`, which serve prints to stderr) and counted; Summary() gives the
 // counts for the end of a run.
 //
+// Simulated time (wire/lockstep_world.h): the same connections without
+// sockets. The client's driver dials, writes and closes through the
+// lockstep protocol (clients/README.md); ListenVirtual gives the brokers
+// addresses where nothing listens, VirtualDial/Write/Close stand for the
+// kernel's connect, the bytes a read would return and the client's close,
+// and what a socket would carry back goes to a VirtualSink. The framing,
+// the faults, the limits and the history are the same code; what differs:
+//   - a dial answers when the simulated dial does (connected, refused by a
+//     node that is down, or no answer across a partition until the client
+//     gives up), where a real loopback connect succeeds at once;
+//   - bytes the bridge is not reading (muted) wait in the connection, as
+//     they would in the kernel's buffers; responses go to the sink whole,
+//     since the driver reads everything it is handed.
+//
 // Single-threaded: everything runs on the EventLoop's thread, inside the
 // scheduler's Outside::Tick or in the simulated tasks.
 #ifndef PRODSIM_WIRE_BRIDGE_H_
@@ -75,6 +89,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/btree_map.h"
@@ -115,6 +130,18 @@ struct BridgeLimits {
   size_t problems_kept = 100;
 };
 
+// Where a virtual connection's bytes and ends go (the lockstep world).
+class VirtualSink {
+ public:
+  virtual void Connected(uint64_t conn) = 0;
+  virtual void Data(uint64_t conn, std::string bytes) = 0;
+  // `how`: "reset", "eof", "refused" or "timeout" (clients/README.md).
+  virtual void Closed(uint64_t conn, std::string_view how) = 0;
+
+ protected:
+  ~VirtualSink() = default;
+};
+
 class Bridge {
  public:
   // The first texts of one kind of problem, with the world's time, and how
@@ -143,6 +170,24 @@ class Bridge {
 
   // Opens one listening socket per broker on 127.0.0.1, port 0.
   absl::Status Listen();
+  // Simulated time: no socket; broker-i is 127.0.0.1:(i+1), where nothing
+  // listens, and connections come through VirtualDial. The event loop's
+  // before-wait hook is not used: the lockstep world calls ResumeMuted
+  // itself, at points of the simulation's own.
+  void ListenVirtual(VirtualSink* sink);
+  // The client's dial `conn` (its own id, unused before) to host:port; the
+  // answer goes to the sink. False if `conn` was used before (the driver's
+  // protocol error).
+  bool VirtualDial(uint64_t conn, std::string_view host, int port);
+  // Bytes the client wrote on `conn`; dropped if it is closed. False if
+  // `conn` was never dialled.
+  bool VirtualWrite(uint64_t conn, std::string_view bytes);
+  // The client closed `conn` (nothing goes to the sink). False if `conn`
+  // was never dialled.
+  bool VirtualClose(uint64_t conn);
+  // Sends on what waits in connections that were not reading, where there
+  // is room again (the broker took a request); true if a request went.
+  bool ResumeMuted();
   // "127.0.0.1:P1,127.0.0.1:P2,...", every broker, in id order.
   std::string bootstrap() const;
   const kafka::wire::EncodeContext& context() const { return context_; }
@@ -190,7 +235,8 @@ class Bridge {
   // Sends what waits if there is room again, and reads again once no whole
   // frame waits.
   void Resume(const ConnPtr& c);
-  void ResumeMuted();
+  // Feeds bytes read (a socket's, or a virtual connection's) to the framer.
+  bool Received(const ConnPtr& c, std::string_view bytes);
   void SetReading(const ConnPtr& c, bool reading);
   void UpdateEvents(Conn& c);
   void WriteToSocket(const ConnPtr& c, std::string bytes);
@@ -200,8 +246,10 @@ class Bridge {
   // Closes the connections holding the most until held_total_ is within
   // its limit; false if `c` was among them.
   bool EnforceHeldBytes(const ConnPtr& c);
-  // Closes the socket (with an RST if `reset`) and the simulated connection.
-  void Close(const ConnPtr& c, bool reset);
+  // Closes the socket (with an RST if `reset`) and the simulated connection;
+  // a virtual one tells the sink `how` (by default "reset" or "eof"),
+  // unless the client closed it.
+  void Close(const ConnPtr& c, bool reset, std::string_view how = {});
   sim::Task<void> Pump(ConnPtr c);
   void Keep(Kept& kept, std::string text);
   // Counts a limit reached; the first of its kind is noted in the history
@@ -220,9 +268,13 @@ class Bridge {
   absl::btree_map<int32_t, int> listeners_;  // broker id -> fd
   absl::btree_map<uint64_t, ConnPtr> conns_;
   absl::btree_set<uint64_t> muted_;  // connections not reading their socket
+  VirtualSink* sink_ = nullptr;      // set: simulated time, no sockets
+  // A virtual connection's client id -> the bridge's id (0 once closed).
+  absl::btree_map<uint64_t, uint64_t> virtual_ids_;
   uint64_t next_conn_ = 1;
   uint64_t accepted_ = 0;
-  uint64_t activity_ = 0;  // bumped at each read: the connections' recency
+  uint64_t activity_ = 0;
+  uint64_t dispatched_ = 0;  // requests sent on, in all  // bumped at each read: the connections' recency
   size_t held_total_ = 0;
   size_t world_bytes_ = 0;
   bool world_full_ = false;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/assert.h"
 
 namespace wire {
 namespace {
@@ -340,6 +341,7 @@ absl::StatusOr<std::unique_ptr<Child>> Child::Start(EventLoop& loop, const Spec&
   c->stdout_fd_ = out[0];
   c->stderr_fd_ = err[0];
   c->to_write_ = spec.stdin_text;
+  c->keep_stdin_open_ = spec.keep_stdin_open;
   for (int fd : {c->stdin_fd_, c->stdout_fd_, c->stderr_fd_}) SetNonBlocking(fd);
   Child* self = c.get();
   absl::Status st = loop.Add(c->stdout_fd_, EPOLLIN, [self](uint32_t) { self->OnStdout(); });
@@ -403,6 +405,17 @@ void Child::Kill() {
   kill(pid_, SIGTERM);
 }
 
+void Child::Write(std::string_view text) {
+  PRODSIM_ASSERT(keep_stdin_open_);
+  if (stdin_fd_ < 0) return;
+  if (written_ == to_write_.size()) {
+    to_write_.clear();
+    written_ = 0;
+  }
+  to_write_.append(text);
+  OnStdin();
+}
+
 void Child::OnStdin() {
   while (written_ < to_write_.size()) {
     const ssize_t n = write(stdin_fd_, to_write_.data() + written_, to_write_.size() - written_);
@@ -410,10 +423,21 @@ void Child::OnStdin() {
       written_ += static_cast<size_t>(n);
       continue;
     }
-    if (n < 0 && errno == EAGAIN) return;
-    break;  // EPIPE: the client does not read its job
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {
+      if (!stdin_armed_ && loop_.Modify(stdin_fd_, EPOLLOUT).ok()) stdin_armed_ = true;
+      return;
+    }
+    CloseFd(&stdin_fd_);  // EPIPE: the client does not read its stdin
+    return;
   }
-  CloseFd(&stdin_fd_);
+  if (!keep_stdin_open_) {
+    CloseFd(&stdin_fd_);
+    return;
+  }
+  // Kept open: nothing to write until Write, so no EPOLLOUT (a pipe with
+  // room would report it at every wait).
+  if (stdin_armed_ && loop_.Modify(stdin_fd_, 0).ok()) stdin_armed_ = false;
 }
 
 void Child::OnStdout() {

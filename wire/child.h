@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -39,10 +40,12 @@ class Child {
  public:
   struct Spec {
     std::vector<std::string> argv;  // argv[0] is the program (a path, or a name on PATH)
-    std::string stdin_text;         // written, then stdin is closed
+    std::string stdin_text;         // written, then stdin is closed (unless kept open)
     // Set in the child's environment (over prodsim's own), e.g. the
     // LD_LIBRARY_PATH of a client version.
     std::vector<std::pair<std::string, std::string>> env;
+    // Simulated time: stdin stays open for Write (the lockstep protocol).
+    bool keep_stdin_open = false;
   };
   using LineCallback = absl::AnyInvocable<void(std::string line)>;
 
@@ -59,6 +62,12 @@ class Child {
   bool Poll();
   bool exited() const { return exited_; }
   bool stdout_closed() const { return stdout_fd_ < 0; }
+  // Appends to what is written to stdin (REQUIRES: keep_stdin_open); the
+  // event loop writes it as the pipe takes it. Dropped once stdin is gone
+  // (the client closed it or exited).
+  void Write(std::string_view text);
+  // Everything asked for was written (or stdin is gone).
+  bool stdin_drained() const { return stdin_fd_ < 0 || written_ == to_write_.size(); }
   // SIGKILL to the process group (idempotent); `killed()` remembers it.
   void Kill();
   bool killed() const { return killed_; }
@@ -86,6 +95,8 @@ class Child {
   int pidfd_ = -1;  // readable when the child exits (pidfd_open), or -1: polled
   std::string to_write_;
   size_t written_ = 0;
+  bool keep_stdin_open_ = false;
+  bool stdin_armed_ = true;  // EPOLLOUT registered
   std::string partial_line_;
   std::string stderr_;
   bool exited_ = false;

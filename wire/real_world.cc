@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "absl/container/btree_map.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "checks/check_registry.h"
@@ -24,6 +26,7 @@
 #include "wire/client_lines.h"
 #include "wire/drivers.h"
 #include "wire/event_loop.h"
+#include "wire/json.h"
 #include "wire/json_line.h"
 
 namespace wire {
@@ -59,19 +62,216 @@ class LoopOutside final : public sim::Outside {
   std::function<void()> after_;
 };
 
+// Simulated time: prodsim's side of the lockstep protocol
+// (clients/README.md, "Simulated time"). The scheduler calls Tick whenever
+// no simulated task can run at the current time; the driver is stepped then
+// if something arrived for it or its next timer is due, and the simulated
+// clock otherwise goes on to whichever comes first, the simulation's next
+// timer or the driver's. Every line either way is folded into the run's
+// digest, so the digest says whether two runs were the same run.
+class Lockstep final : public sim::Outside, public VirtualSink {
+ public:
+  explicit Lockstep(EventLoop& loop) : loop_(loop) {}
+
+  // REQUIRES: everything given outlives the run.
+  void Attach(sim::Scheduler* sched, Bridge* bridge) {
+    sched_ = sched;
+    bridge_ = bridge;
+  }
+  void set_client(Child* child, ClientLines* lines) {
+    child_ = child;
+    lines_ = lines;
+  }
+  // The protocol error that ended the run (the driver's), or empty.
+  const std::string& error() const { return error_; }
+  // The driver did not answer a step within kStepWallMax.
+  bool unanswered() const { return unanswered_; }
+  uint64_t steps() const { return step_; }
+
+  Time Tick(Time now, Time deadline, bool block) override {
+    // The broker took acks=0 requests: what waited behind them may go.
+    if (bridge_->ResumeMuted() || !block || done_) return now;
+    if (!pending_.empty() || client_next_ <= now) {
+      Step(now);
+      return now;
+    }
+    return std::min(deadline, client_next_);
+  }
+
+  void Connected(uint64_t conn) override {
+    pending_.push_back(absl::StrCat("{\"connected\":", conn, "}"));
+  }
+  void Data(uint64_t conn, std::string bytes) override {
+    for (size_t at = 0; at < bytes.size(); at += kChunkBytes) {
+      pending_.push_back(absl::StrCat(
+          "{\"data\":", conn, ",\"bytes\":\"",
+          absl::Base64Escape(absl::string_view(bytes).substr(at, kChunkBytes)), "\"}"));
+    }
+  }
+  void Closed(uint64_t conn, std::string_view how) override {
+    pending_.push_back(absl::StrCat("{\"closed\":", conn, ",\"how\":\"", json::Av(how), "\"}"));
+  }
+
+  // A line of the driver's stdout, as the event loop reads it.
+  void OnLine(std::string line) {
+    if (absl::StartsWith(line, "{\"idle\":")) idle_seen_ = true;
+    inbox_.push_back(std::move(line));
+  }
+
+ private:
+  // Decoded bytes per data or write line (the protocol's bound).
+  static constexpr size_t kChunkBytes = 262144;
+  // How long a step may take the driver on the wall clock before it is
+  // killed as hung. Generous: a JVM's first step loads and compiles the
+  // client; a loaded machine slows every step.
+  static constexpr Duration kStepWallMax = Duration::Seconds(60);
+
+  void Step(Time now) {
+    std::string out;
+    for (const std::string& line : pending_) {
+      sched_->trace().MixString(line);
+      absl::StrAppend(&out, line, "\n");
+    }
+    pending_.clear();
+    const std::string step =
+        absl::StrCat("{\"step\":", step_, ",\"now_ns\":", (now - Time()).nanos(), "}");
+    sched_->trace().MixString(step);
+    absl::StrAppend(&out, step, "\n");
+    child_->Write(out);
+    idle_seen_ = false;
+    const Time give_up = loop_.Now() + kStepWallMax;
+    while (!idle_seen_ && !(child_->exited() && child_->stdout_closed()) && loop_.Now() < give_up) {
+      loop_.Wait(give_up, /*block=*/true);
+      child_->Poll();
+    }
+    std::vector<std::string> inbox = std::move(inbox_);
+    inbox_.clear();
+    const uint64_t stepped = step_;
+    for (std::string& line : inbox) {
+      if (done_) break;
+      sched_->trace().MixString(line);
+      Apply(now, stepped, std::move(line));
+    }
+    if (done_) return;
+    if (!idle_seen_) {
+      done_ = true;
+      if (child_->exited()) {
+        sched_->Stop("the client exited");
+      } else {
+        unanswered_ = true;
+        sched_->Stop(absl::StrCat("the client did not answer step ", stepped, " within ",
+                                  kStepWallMax.ToString(), "s of wall time"));
+      }
+    }
+  }
+
+  void ProtocolError(std::string_view line, std::string why) {
+    error_ = absl::StrCat("the driver broke the lockstep protocol at step ", step_, ": ", why,
+                          ": ", json::Av(line.substr(0, 200)));
+    done_ = true;
+    sched_->Stop(error_);
+  }
+
+  // One line the driver printed during step `stepped`, at `now`.
+  void Apply(Time now, uint64_t stepped, std::string line) {
+    static constexpr std::string_view kKeys[] = {"{\"dial\":", "{\"write\":", "{\"close\":",
+                                                 "{\"idle\":"};
+    const bool lockstep = std::any_of(std::begin(kKeys), std::end(kKeys), [&](std::string_view k) {
+      return absl::StartsWith(line, json::Av(k));
+    });
+    if (!lockstep) {
+      lines_->OnLine(now, std::move(line));
+      return;
+    }
+    absl::StatusOr<json::Value> v = json::Parse(line);
+    if (!v.ok() || v->kind != json::Value::Kind::kObject || v->keys.empty() ||
+        v->items[0].kind != json::Value::Kind::kInt || v->items[0].integer < 0) {
+      ProtocolError(line, "not a lockstep line");
+      return;
+    }
+    const std::string& what = v->keys[0];
+    const uint64_t n = static_cast<uint64_t>(v->items[0].integer);
+    const auto field = [&](size_t i, std::string_view key,
+                           json::Value::Kind kind) -> const json::Value* {
+      if (v->keys.size() <= i || v->keys[i] != key || v->items[i].kind != kind) return nullptr;
+      return &v->items[i];
+    };
+    if (what == "idle") {
+      const json::Value* next = field(1, "next_ns", json::Value::Kind::kInt);
+      if (next == nullptr || v->keys.size() != 2 || n != stepped) {
+        ProtocolError(line, absl::StrCat("want {\"idle\":", stepped, ",\"next_ns\":T}"));
+        return;
+      }
+      if (next->integer != -1 && next->integer <= (now - Time()).nanos()) {
+        ProtocolError(line, "next_ns is not after the step's now_ns");
+        return;
+      }
+      client_next_ = next->integer == -1 ? Time::Max() : Time() + Duration::Nanos(next->integer);
+      ++step_;
+      return;
+    }
+    bool known = true;
+    if (what == "dial") {
+      const json::Value* host = field(1, "host", json::Value::Kind::kString);
+      const json::Value* port = field(2, "port", json::Value::Kind::kInt);
+      if (host == nullptr || port == nullptr || v->keys.size() != 3) {
+        ProtocolError(line, "want {\"dial\":C,\"host\":H,\"port\":P}");
+        return;
+      }
+      if (!bridge_->VirtualDial(n, host->string, static_cast<int>(port->integer))) {
+        ProtocolError(line, "a connection id used before");
+      }
+      return;
+    }
+    if (what == "write") {
+      const json::Value* bytes = field(1, "bytes", json::Value::Kind::kString);
+      std::string decoded;
+      if (bytes == nullptr || v->keys.size() != 2 || !absl::Base64Unescape(bytes->string, &decoded) ||
+          decoded.size() > kChunkBytes) {
+        ProtocolError(line, "want {\"write\":C,\"bytes\":BASE64} of at most 262144 bytes");
+        return;
+      }
+      known = bridge_->VirtualWrite(n, decoded);
+    } else {  // close
+      if (v->keys.size() != 1) {
+        ProtocolError(line, "want {\"close\":C}");
+        return;
+      }
+      known = bridge_->VirtualClose(n);
+    }
+    if (!known) ProtocolError(line, "a connection that was never dialled");
+  }
+
+  EventLoop& loop_;
+  sim::Scheduler* sched_ = nullptr;
+  Bridge* bridge_ = nullptr;
+  Child* child_ = nullptr;
+  ClientLines* lines_ = nullptr;
+  std::vector<std::string> pending_;  // lines for the driver's next step
+  std::vector<std::string> inbox_;    // lines from the driver in this step
+  bool idle_seen_ = false;
+  Time client_next_ = Time();  // step 0 is at time 0
+  uint64_t step_ = 0;
+  bool done_ = false;
+  bool unanswered_ = false;
+  std::string error_;
+};
+
 // Everything one trial owns, in construction order; the destructor ends the
 // client and the simulated tasks before the objects they point to go.
 struct RealWorld {
   RealWorld(const sim::SchedulerOptions& o, kafka::ClusterConfig cc,
-            const std::vector<std::string>& buggify_sites)
+            const std::vector<std::string>& buggify_sites, bool simulated_time)
       : outside(loop),
-        sched(WithOutside(o, &outside)),
+        lockstep(loop),
+        sched(WithOutside(o, simulated_time ? static_cast<sim::Outside*>(&lockstep) : &outside)),
         buggify(sched.prng().Fork("buggify"), buggify_sites),
         network(sched, sched.prng().Fork("net")),
         client(network.AddNode("client")),
         cluster(sched, network, std::move(cc), &record.kafka),
         bridge(loop, sched, network, cluster, client) {
     bridge.set_history(&record.kafka);
+    lockstep.Attach(&sched, &bridge);
     network.SetBuggify(&buggify);
     cluster.SetBuggify(&buggify);
   }
@@ -87,6 +287,7 @@ struct RealWorld {
 
   EventLoop loop;
   LoopOutside outside;
+  Lockstep lockstep;
   checks::RunRecord record;
   sim::Scheduler sched;
   sim::Buggify buggify;
@@ -207,10 +408,15 @@ absl::Status ClosesBeforeBound(const Scenario& s) {
 // The world of `plan` with its ports open and its faults scheduled (they
 // apply once the scheduler runs).
 absl::StatusOr<std::unique_ptr<RealWorld>> OpenWorld(const Scenario& s, scenarios::WorldPlan& plan,
-                                                     const sim::SchedulerOptions& o) {
-  auto w = std::make_unique<RealWorld>(o, plan.cluster, s.buggify.sites);
+                                                     const sim::SchedulerOptions& o,
+                                                     bool simulated_time = false) {
+  auto w = std::make_unique<RealWorld>(o, plan.cluster, s.buggify.sites, simulated_time);
   if (!w->loop.status().ok()) return w->loop.status();
-  if (absl::Status st = w->bridge.Listen(); !st.ok()) return st;
+  if (simulated_time) {
+    w->bridge.ListenVirtual(&w->lockstep);
+  } else if (absl::Status st = w->bridge.Listen(); !st.ok()) {
+    return st;
+  }
   w->network.SetDefaultLatency(plan.latency);
   scenarios::FollowCountFaults(s, plan, w->sched, w->cluster, w->record);
   plan.faults.Start(fault_models::World{&w->sched, &w->network, &w->cluster, w->client});
@@ -249,9 +455,10 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
       WithClientSettings(*driver, s, std::move(config.config), &result.ignored_settings);
   result.client = driver->name;
 
+  const bool simulated_time = options.clock == Clock::kSimulated;
   sim::SchedulerOptions o = plan->scheduler;
   o.record_trace = options.record_trace;
-  absl::StatusOr<std::unique_ptr<RealWorld>> opened = OpenWorld(s, *plan, o);
+  absl::StatusOr<std::unique_ptr<RealWorld>> opened = OpenWorld(s, *plan, o, simulated_time);
   if (!opened.ok()) {
     HarnessError(out, std::string(opened.status().message()));
     return result;
@@ -285,9 +492,20 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   spec.env = driver->env;
   spec.stdin_text =
       JobLine(s.workload, topics, w->bridge.bootstrap(), flush_timeout, config.config) + "\n";
-  absl::StatusOr<std::unique_ptr<Child>> child = Child::Start(
-      w->loop, spec,
-      [&lines, &loop = w->loop](std::string line) { lines.OnLine(loop.Now(), std::move(line)); });
+  if (simulated_time) {
+    spec.keep_stdin_open = true;
+    spec.env.emplace_back("PRODSIM_CLOCK", "simulated");
+    spec.env.emplace_back("PRODSIM_SEED", absl::StrCat(s.seed));
+  }
+  Child::LineCallback on_line;
+  if (simulated_time) {
+    on_line = [&lockstep = w->lockstep](std::string line) { lockstep.OnLine(std::move(line)); };
+  } else {
+    on_line = [&lines, &loop = w->loop](std::string line) {
+      lines.OnLine(loop.Now(), std::move(line));
+    };
+  }
+  absl::StatusOr<std::unique_ptr<Child>> child = Child::Start(w->loop, spec, std::move(on_line));
   if (!child.ok()) {
     HarnessError(out, std::string(child.status().message()));
     return result;
@@ -295,10 +513,14 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   w->child = *std::move(child);
   Child* c = w->child.get();
   RealWorld* world = w.get();
-  w->outside.set_after([c, world] {
-    c->Poll();
-    if (c->exited() && c->stdout_closed()) world->sched.Stop("the client exited");
-  });
+  if (simulated_time) {
+    w->lockstep.set_client(c, &lines);
+  } else {
+    w->outside.set_after([c, world] {
+      c->Poll();
+      if (c->exited() && c->stdout_closed()) world->sched.Stop("the client exited");
+    });
+  }
   record.run = w->sched.Run();
   // The bound: a client still running is killed, then reaped, and what it
   // wrote meanwhile read.
@@ -340,6 +562,8 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   std::string harness;
   if (!lines.job_error().empty()) {
     harness = absl::StrCat("the client refused its job: ", lines.job_error());
+  } else if (!w->lockstep.error().empty()) {
+    harness = w->lockstep.error();
   } else if (!problems.harness_errors.empty()) {
     harness = problems.harness_errors.first.front();
   } else if (!problems.records_without_id.empty()) {

@@ -36,8 +36,17 @@
 
 namespace wire {
 
+// kWall: the client on the wall clock over real loopback sockets (a trial is
+// a sample). kSimulated: the client in lockstep with the simulated
+// cluster's scheduler (clients/README.md, "Simulated time"): its bytes go
+// through the bridge's virtual connections, time is the scheduler's, and
+// the run is as deterministic as the driver makes its client.
+enum class Clock { kWall, kSimulated };
+
 struct RealOptions {
   std::string client = "librdkafka";  // a driver name, or a command
+  Clock clock = Clock::kWall;
+  // The trial's bound: on the wall clock (kWall) or the simulated one.
   sim::Duration bound = sim::Duration::Seconds(120);
   bool record_trace = false;
 };

@@ -26,6 +26,12 @@
 
 const path = require('path')
 
+// Simulated time (clients/README.md, "Simulated time"; lockstep.js): the
+// fakes go in before anything reads a clock or loads kafkajs.
+const kClock = process.env.PRODSIM_CLOCK
+const lockstep = kClock === 'simulated' ? require('./lockstep') : null
+const kLockstepJob = lockstep ? lockstep.Install().job : null
+
 const kStartNs = process.hrtime.bigint()
 
 // Bounds (STYLE.md: a limit on everything). The job's own ranges are the
@@ -306,6 +312,7 @@ function KafkaOptions(job, c, kafkajs) {
     logLevel: kafkajs.logLevel.ERROR,
     logCreator: StderrLogCreator,
   }
+  if (lockstep) o.socketFactory = lockstep.SocketFactory
   if (c.request_timeout_ms !== undefined) o.requestTimeout = c.request_timeout_ms
   if (c.enforce_request_timeout !== undefined) o.enforceRequestTimeout = c.enforce_request_timeout
   if (c.connection_timeout_ms !== undefined) o.connectionTimeout = c.connection_timeout_ms
@@ -616,6 +623,7 @@ async function Close(job, producer, state) {
 }
 
 function ReadJobLine() {
+  if (kLockstepJob) return kLockstepJob
   return new Promise((resolve, reject) => {
     let text = ''
     process.stdin.setEncoding('utf8')
@@ -637,6 +645,9 @@ function ReadJobLine() {
 async function Main() {
   let job
   let c
+  if (kClock !== undefined && kClock !== 'simulated') {
+    return JobError(`PRODSIM_CLOCK=${kClock}: want "simulated" or unset`, 2)
+  }
   try {
     job = ParseJob(await ReadJobLine())
     c = ParseConfig(job.config)
