@@ -18,6 +18,9 @@ const std::string kHarnessError(checks::VerdictName(checks::Verdict::kHarnessErr
 
 // The command that replays a written file in the summary's world.
 std::string Replay(const ExploreSummary& s, const std::string& path) {
+  if (s.real && s.simulated) {
+    return absl::StrCat("prodsim run ", ShellWord(path), " --client=", ShellWord(s.profile));
+  }
   return s.real ? absl::StrCat("prodsim real ", ShellWord(path), " --client=", ShellWord(s.profile),
                                " --trials=10")
                 : absl::StrCat("prodsim run ", ShellWord(path));

@@ -334,18 +334,24 @@ struct ExploreArgs {
   unsigned jobs = 0;           // 0: the default (the cores; over the wire search::kRealJobsDefault)
   // Over the wire.
   std::string client;
+  std::string clock;  // --clock: "simulated", "wall", or "" (the driver's)
   Duration bound = Duration::Seconds(120);
   int64_t shrink_trials = 5, shrink_needed = 2;
   Duration shrink_time = Duration::Seconds(600);
 };
 
-// The search's world over the wire for `client` (explore --client, shrink
-// --client), each trial bounded by `bound`; nullopt after printing why not.
-std::optional<search::World> RealWorld(const std::string& client, Duration bound) {
+// The search's world for a real `client` (explore --client, shrink
+// --client), each trial bounded by `bound`, on `clock` ("simulated", "wall",
+// or "": simulated where the driver has it); nullopt after printing why not.
+std::optional<search::World> RealWorld(const std::string& client, Duration bound,
+                                       const std::string& clock) {
   wire::RealOptions real;
   real.client = client;
   real.bound = bound;
-  absl::StatusOr<search::World> w = search::World::Real(real);
+  std::optional<wire::Clock> c;
+  if (clock == "simulated") c = wire::Clock::kSimulated;
+  if (clock == "wall") c = wire::Clock::kWall;
+  absl::StatusOr<search::World> w = search::World::Real(real, c);
   if (!w.ok()) {
     std::fprintf(stderr, "prodsim: %s\n", std::string(w.status().message()).c_str());
     return std::nullopt;
@@ -374,7 +380,7 @@ int Explore(const ExploreArgs& a) {
   }
   search::World world = search::World::Model();
   if (!a.client.empty()) {
-    std::optional<search::World> real = RealWorld(a.client, a.bound);
+    std::optional<search::World> real = RealWorld(a.client, a.bound, a.clock);
     if (!real) return kExitUsage;
     world = *std::move(real);
   }
@@ -388,7 +394,10 @@ int Explore(const ExploreArgs& a) {
   o.shrink = a.shrink;
   o.generate.mock_faults = a.mock_faults;
   o.generate.client = world.family();
-  o.jobs = a.jobs > 0 ? a.jobs : world.real() ? search::kRealJobsDefault : MachineCores();
+  // A wall-clock trial sleeps most of its time; a simulated one computes.
+  o.jobs = a.jobs > 0                                  ? a.jobs
+           : world.real() && !world.simulated() ? search::kRealJobsDefault
+                                                : MachineCores();
   o.shrink_trials = static_cast<int>(a.shrink_trials);
   o.shrink_needed = static_cast<int>(a.shrink_needed);
   o.shrink_time = a.shrink_time;
@@ -417,6 +426,7 @@ struct ShrinkArgs {
   // Over the wire: K trials per candidate, kept when R of them fail the
   // same way, at most --time in all, trials --jobs at once.
   std::string client;
+  std::string clock;  // --clock, as explore's
   int64_t trials = 5, needed = 2;
   Duration time_bound = Duration::Seconds(1800), bound = Duration::Seconds(120);
   unsigned jobs = search::kRealJobsDefault;
@@ -434,21 +444,27 @@ int ShrinkCommand(const ShrinkArgs& a) {
   const std::string& file = a.files[0];
   const std::string& out = a.out;
   const std::string& client = a.client;
-  const int64_t trials = a.trials, needed = a.needed;
   Scenario s;
   int code = 0;
   if (!Load(file, &s, &code)) return code;
   const auto started = WallClock::now();
   std::optional<search::World> world;
   if (!client.empty()) {
-    world = RealWorld(client, a.bound);
+    world = RealWorld(client, a.bound, a.clock);
     if (!world) return kExitUsage;
   }
-  std::printf("shrinking %s: %s%s\n", file.c_str(), DescribeSize(s).c_str(),
-              world ? absl::StrCat("; over the wire with ", client, ": a change is kept when ",
-                                   needed, " of ", trials, " trials fail the same way")
-                          .c_str()
-                    : "");
+  // In simulated time a run is a replay: one trial decides a change.
+  const bool simulated = world && world->simulated();
+  const int64_t trials = simulated ? 1 : a.trials, needed = simulated ? 1 : a.needed;
+  std::string how;
+  if (simulated) {
+    how = absl::StrCat("; ", client, " in simulated time: a change is kept when its run fails the "
+                       "same way");
+  } else if (world) {
+    how = absl::StrCat("; over the wire with ", client, ": a change is kept when ", needed, " of ",
+                       trials, " trials fail the same way");
+  }
+  std::printf("shrinking %s: %s%s\n", file.c_str(), DescribeSize(s).c_str(), how.c_str());
   ShrinkOptions options;
   options.max_runs = world ? INT64_MAX : a.max_runs;
   options.keep_close_at = a.keep_close_at;
@@ -500,8 +516,11 @@ int ShrinkCommand(const ShrinkArgs& a) {
   if (world) {
     std::printf("the result failed the same way in %d of %lld trials (the original: %d)\n",
                 r.last_kept, static_cast<long long>(trials), r.first_kept);
-    std::printf("written to %s (replay: prodsim real %s --client=%s --trials=%lld)\n", out.c_str(),
-                out.c_str(), client.c_str(), static_cast<long long>(trials));
+    std::printf("written to %s (replay: %s)\n", out.c_str(),
+                simulated ? world->ReplayCommand(out).c_str()
+                          : absl::StrCat("prodsim real ", out, " --client=", client, " --trials=",
+                                         trials)
+                                .c_str());
   } else {
     std::printf("written to %s (replay: prodsim run %s)\n", out.c_str(), out.c_str());
   }
@@ -641,12 +660,16 @@ void DeclareExplore(CommandLine* cl) {
          "run each generated scenario over the wire against a real client (prodsim real's "
          "drivers), one trial each; each failing file gets its trial's report and broker "
          "history beside it, and a new signature's smallest file is shrunk over the wire");
+  f.Choice("--clock", &a->clock, {"simulated", "wall"},
+           "with --client: the client in simulated time (a run is a replay) or on the wall clock "
+           "over real sockets (a trial is a sample)")
+      ->default_str("simulated where the driver has it, else wall");
   f.Duration("--bound", &a->bound, "with --client: bound each trial");
   f.Count("--shrink-trials", &a->shrink_trials, 1, 1000,
-          "with --client: trials per shrink candidate");
+          "with --client on the wall clock: trials per shrink candidate (simulated time: 1)");
   f.Count("--shrink-needed", &a->shrink_needed, 1, 1000,
-          "with --client: a shrink change is kept when this many of the trials fail the same "
-          "way");
+          "with --client on the wall clock: a shrink change is kept when this many of the "
+          "trials fail the same way");
   f.Duration("--shrink-time", &a->shrink_time, "with --client: bound each shrink");
 }
 
@@ -670,10 +693,15 @@ void DeclareShrink(CommandLine* cl) {
       "keep that check among the violations instead of the verdict and deciding check (a "
       "symptom another check's verdict hides)");
   f.Text("--client", &a->client, "NAME[@VERSION]|CMD",
-         "shrink over the wire against a real client: each candidate runs --trials times and "
-         "is kept when --needed of them fail with the same verdict, check and signature");
-  f.Count("--trials", &a->trials, 1, 1000, "with --client: trials per candidate");
-  f.Count("--needed", &a->needed, 1, 1000, "with --client: failing trials to keep a change");
+         "shrink against a real client: in simulated time (where its driver has it) each "
+         "candidate runs once; on the wall clock each runs --trials times and is kept when "
+         "--needed of them fail with the same verdict, check and signature");
+  f.Choice("--clock", &a->clock, {"simulated", "wall"},
+           "with --client: simulated time or the wall clock")
+      ->default_str("simulated where the driver has it, else wall");
+  f.Count("--trials", &a->trials, 1, 1000, "with --client on the wall clock: trials per candidate");
+  f.Count("--needed", &a->needed, 1, 1000,
+          "with --client on the wall clock: failing trials to keep a change");
   f.Count("--jobs", &a->jobs, 1, 1000, "with --client: trials at once");
   f.Duration("--time", &a->time_bound, "with --client: bound the whole search");
   f.Duration("--bound", &a->bound, "with --client: bound each trial");

@@ -83,9 +83,14 @@ Explored Explore1(const Scenario& base, const World& world, const ExploreOptions
                    .load_centi = r.load_before < 0 ? -1 : std::llround(r.load_before * 100)};
     run.client = out.record.client && !out.record.client->name.empty() ? out.record.client->name
                                                                        : world.Name();
-    run.trial = absl::StrFormat("client=%s wall=%.2fs cpu=%.2fs load=%.2f", run.client,
-                                static_cast<double>(r.wall.nanos()) / 1e9,
-                                static_cast<double>(r.client_cpu.nanos()) / 1e9, r.load_before);
+    // In simulated time the wall clock and the load decide nothing: the
+    // digest says which run it was.
+    run.trial =
+        world.simulated()
+            ? absl::StrFormat("client=%s digest=%016x", run.client, out.record.run.digest)
+            : absl::StrFormat("client=%s wall=%.2fs cpu=%.2fs load=%.2f", run.client,
+                              static_cast<double>(r.wall.nanos()) / 1e9,
+                              static_cast<double>(r.client_cpu.nanos()) / 1e9, r.load_before);
   }
   if (out.verdict == Verdict::kPass) return run;
   run.failed = true;
@@ -97,7 +102,13 @@ Explored Explore1(const Scenario& base, const World& world, const ExploreOptions
   run.text = scenarios::VerdictText(out);
   if (!o.out.empty()) {
     s.expect = scenarios::ExpectOf(out);
-    if (world.real()) {
+    if (world.simulated()) {
+      s.description = absl::StrCat(s.description, "; a run of ", run.client,
+                                   " in simulated time failed it (replay with prodsim run "
+                                   "--client)");
+      run.report = wire::TrialReport(out, run.trial);
+      run.history = wire::HistoryText(out.record);
+    } else if (world.real()) {
       s.description = absl::StrCat(s.description, "; a trial of ", run.client,
                                    " over the wire failed it (a sample: replay with prodsim real "
                                    "--trials=N)");
@@ -120,11 +131,12 @@ int ShrinkNew(const World& world, const ExploreOptions& o, const ExploreSummary&
     if (sig == "harness-error") continue;
     scenarios::ShrinkOptions so;
     const auto started = WallClock::now();
+    // In simulated time a run is a replay: one trial decides.
+    const int trials = world.simulated() ? 1 : o.shrink_trials;
+    const int needed = world.simulated() ? 1 : o.shrink_needed;
     if (world.real()) {
-      so.trials = [&](const Scenario& s) {
-        return Outputs(Trials(world, s, o.shrink_trials, o.jobs));
-      };
-      so.needed = o.shrink_needed;
+      so.trials = [&](const Scenario& s) { return Outputs(Trials(world, s, trials, o.jobs)); };
+      so.needed = needed;
       so.stop = [&] {
         return std::chrono::duration<double>(WallClock::now() - started).count() * 1e9 >=
                static_cast<double>(o.shrink_time.nanos());
@@ -135,8 +147,7 @@ int ShrinkNew(const World& world, const ExploreOptions& o, const ExploreSummary&
     if (!r.reproduced) {
       if (world.real()) {
         std::printf("not shrunk %s: %s failed the same way in %d of %d trials (< %d)\n",
-                    sig.c_str(), g.smallest_path.c_str(), r.first_kept, o.shrink_trials,
-                    o.shrink_needed);
+                    sig.c_str(), g.smallest_path.c_str(), r.first_kept, trials, needed);
       }
       continue;
     }
@@ -155,7 +166,7 @@ int ShrinkNew(const World& world, const ExploreOptions& o, const ExploreSummary&
     std::printf("shrunk %s: %s (%s)", sig.c_str(), path.c_str(),
                 scenarios::DescribeSize(shrunk).c_str());
     if (world.real()) {
-      std::printf("; the result failed so in %d of %d trials", r.last_kept, o.shrink_trials);
+      std::printf("; the result failed so in %d of %d trials", r.last_kept, trials);
     }
     std::printf("\n");
   }
@@ -179,6 +190,7 @@ ExploreSummary Begin(const Scenario& base, const World& world, const ExploreOpti
   s.base_digest = o.base_digest;
   s.profile = WorldProfile(base, world);
   s.real = world.real();
+  s.simulated = world.simulated();
   s.mock_faults = o.generate.mock_faults;
   s.known_given = !o.known.empty();
   if (s.known_given) {
@@ -268,10 +280,8 @@ int Explore(const Scenario& base, const World& world, const ExploreOptions& o) {
                 write_error = kExitCantCreate;
                 return false;
               }
-              std::printf(
-                  "  written to %s, its trial's report and history beside it (replay: "
-                  "prodsim real %s --client=%s --trials=10)\n",
-                  run.path.c_str(), run.path.c_str(), world.Name().c_str());
+              std::printf("  written to %s, its trial's report and history beside it (replay: %s)\n",
+                          run.path.c_str(), world.ReplayCommand(run.path).c_str());
             } else {
               std::printf("  written to %s (replay: prodsim run %s)\n", run.path.c_str(),
                           run.path.c_str());

@@ -49,6 +49,15 @@ std::string WireLine(const ExploreSummary& s) {
       ++loads;
     }
   }
+  if (s.simulated) {
+    // The load decided nothing; the wall time is the search's speed.
+    return absl::StrFormat(
+        "  in simulated time: %s, %d run(s) on %u at once, median run %.2f s of wall time, "
+        "harness errors %d; machine: %u cores; the client spent %.2f s of CPU per run "
+        "(median)\n",
+        s.client.empty() ? s.profile : s.client, s.runs, s.jobs, Median(walls), s.harness_errors,
+        s.cores, Median(cpus));
+  }
   return absl::StrFormat(
       "  over the wire: %s, %d trial(s) on %u at once, median trial %.2f s of wall "
       "time, harness errors %d; machine: %u cores, 1-minute load %.2f on average "
@@ -240,6 +249,14 @@ absl::Status ReadIdentity(const Reader& r, const json::Value& root, ExploreSumma
   s->located["base"] = r.At(r.Member(base, "fnv1a64").offset);
   ASSIGN_OR_RETURN(s->profile, r.String(root, "profile"));
   ASSIGN_OR_RETURN(s->real, r.Bool(root, "real"));
+  // "clock": a real client's, "simulated" or "wall"; null for the model.
+  if (const json::Value& clock = r.Member(root, "clock"); clock.kind != Kind::kNull) {
+    ASSIGN_OR_RETURN(const std::string text, r.String(root, "clock"));
+    if (!s->real || (text != "simulated" && text != "wall")) {
+      return r.Bad(clock, "\"clock\" is \"simulated\" or \"wall\", and only where \"real\" is true");
+    }
+    s->simulated = text == "simulated";
+  }
   ASSIGN_OR_RETURN(s->mock_faults, r.Bool(root, "mock_faults"));
   const json::Value& known = r.Member(root, "known");
   s->located["known"] = r.At(known.offset);
@@ -349,7 +366,7 @@ absl::Status SameExploration(const ExploreSummary& a, const ExploreSummary& b) {
   if (a.shards != b.shards) {
     return refuse("shards", "shards", absl::StrCat(b.shards), absl::StrCat(a.shards));
   }
-  if (a.profile != b.profile || a.real != b.real) {
+  if (a.profile != b.profile || a.real != b.real || a.simulated != b.simulated) {
     return refuse("profile", "profile", b.profile, a.profile);
   }
   if (a.mock_faults != b.mock_faults) {
@@ -439,6 +456,8 @@ std::string SummaryJson(const ExploreSummary& s) {
                   ", \"fnv1a64\": ", json::Quote(s.base_digest), "},\n");
   absl::StrAppend(&out, "  \"profile\": ", json::Quote(s.profile), ",\n");
   absl::StrAppend(&out, "  \"real\": ", s.real ? "true" : "false", ",\n");
+  absl::StrAppend(&out, "  \"clock\": ",
+                  !s.real ? "null" : s.simulated ? "\"simulated\"" : "\"wall\"", ",\n");
   absl::StrAppend(&out, "  \"mock_faults\": ", s.mock_faults ? "true" : "false", ",\n");
   absl::StrAppend(&out, "  \"known\": ",
                   s.known_given ? absl::StrCat("{\"dir\": ", json::Quote(s.known_dir),
@@ -498,7 +517,7 @@ absl::StatusOr<ExploreSummary> ParseSummary(const std::string& text, const std::
     return absl::InvalidArgumentError(absl::StrCat(r.At(error_at), ": ", what));
   }
   RETURN_IF_ERROR(
-      r.Keys(*root, {"prodsim_explore_summary", "base", "profile", "real", "mock_faults", "known",
+      r.Keys(*root, {"prodsim_explore_summary", "base", "profile", "real", "clock", "mock_faults", "known",
                      "seed", "shards", "shard", "runs", "indexes", "wall_ns", "failures", "new",
                      "harness_errors", "by_check", "signatures", "wire"}));
   RETURN_IF_ERROR(r.Int(*root, "prodsim_explore_summary", kFormat, kFormat).status());

@@ -70,7 +70,8 @@ struct ExploreSummary {
   std::string base_path;    // as given to explore
   std::string base_digest;  // FNV-1a 64 of the base file's bytes, 16 hex digits
   std::string profile;      // the model's producer profile, or the real client's name
-  bool real = false;        // over the wire (explore --client)
+  bool real = false;        // a real client's (explore --client)
+  bool simulated = false;   // that client in simulated time (JSON "clock"), not a wall-clock sample
   bool mock_faults = false;
   bool known_given = false;  // --known named signatures: findings are known or new
   std::string known_dir;

@@ -93,8 +93,20 @@ TEST(Summary, OverTheWireTheTrialsReadBack) {
   EXPECT_THAT(SummaryText(s), HasSubstr("over the wire: kafkajs 2.2.4, 3 trial(s) on 2 at once, "
                                         "median trial 2.00 s of wall time, harness errors 0; "
                                         "machine: 2 cores, 1-minute load 0.80 on average"));
+  // In simulated time: the clock reads back, and the line says so.
+  s.simulated = true;
+  const absl::StatusOr<ExploreSummary> simulated = ParseSummary(SummaryJson(s), "s.json");
+  ASSERT_TRUE(simulated.ok()) << simulated.status();
+  EXPECT_TRUE(simulated->simulated);
+  EXPECT_THAT(SummaryText(*simulated),
+              HasSubstr("in simulated time: kafkajs 2.2.4, 3 run(s) on 2 at once, median run "
+                        "2.00 s of wall time"));
   ExploreSummary model = Shard(0);
   std::string json = SummaryJson(model);
+  std::string clocked = json;
+  absl::StrReplaceAll({{"\"clock\": null", "\"clock\": \"simulated\""}}, &clocked);
+  EXPECT_THAT(ParseSummary(clocked, "s.json").status().message(),
+              HasSubstr("only where \"real\" is true"));
   absl::StrReplaceAll({{"\"real\": false", "\"real\": true"}}, &json);
   EXPECT_THAT(ParseSummary(json, "s.json").status().message(),
               HasSubstr("a summary over the wire has its \"wire\" figures"));
@@ -157,14 +169,14 @@ TEST(Summary, MergeRefusesOtherExplorationsAndAShardTwice) {
     std::string error;
   } kCases[] = {
       {{{R"("seed": "18446744073709551615")", R"("seed": "7")"}},
-       "b.json:8:11: root seed 7, but a.json has 18446744073709551615"},
+       "b.json:9:11: root seed 7, but a.json has 18446744073709551615"},
       {{{R"("profile": "sarama-main")", R"("profile": "sarama-1.42.1")"}},
        "b.json:4:14: profile sarama-1.42.1, but a.json has sarama-main"},
-      {{{R"("mock_faults": false)", R"("mock_faults": true)"}}, "b.json:6:18: mock faults on"},
-      {{{known, "0000000000000000"}}, "b.json:7:12: known signatures"},
+      {{{R"("mock_faults": false)", R"("mock_faults": true)"}}, "b.json:7:18: mock faults on"},
+      {{{known, "0000000000000000"}}, "b.json:8:12: known signatures"},
       {{{R"("shard": 1,)", R"("shard": 0,)"},
         {R"("first": 1, "last": 5)", R"("first": 0, "last": 4)"}},
-       "b.json:10:12: shard 0 of 2 given twice"},
+       "b.json:11:12: shard 0 of 2 given twice"},
   };
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.error);
@@ -191,11 +203,11 @@ TEST(Summary, WhatIsNotASummaryIsRefusedWhereItStands) {
     absl::StrReplaceAll({{from, to}}, &text);
     return std::string(ParseSummary(text, "s.json").status().message());
   };
-  EXPECT_THAT(error("\"runs\": 3,", "\"runs\": 3,,"), MatchesRegex("s.json:11:13: not JSON: .*"));
+  EXPECT_THAT(error("\"runs\": 3,", "\"runs\": 3,,"), MatchesRegex("s.json:12:13: not JSON: .*"));
   EXPECT_THAT(error("\"runs\": 3,", "\"runs\": 3, \"extra\": 1,"),
-              StartsWith("s.json:11:23: unknown member \"extra\""));
+              StartsWith("s.json:12:23: unknown member \"extra\""));
   EXPECT_THAT(error("\"runs\": 3,", "\"runs\": \"3\","),
-              StartsWith("s.json:11:11: \"runs\" is a string, expected an integer"));
+              StartsWith("s.json:12:11: \"runs\" is a string, expected an integer"));
   // The counts must add up, and a run must be one of this shard's.
   EXPECT_THAT(error("\"failures\": 1,", "\"failures\": 2,"), HasSubstr("by check 1 failures"));
   EXPECT_THAT(error("\"index\": 2,", "\"index\": 3,"),

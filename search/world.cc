@@ -2,14 +2,17 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "scenarios/parallel.h"
 #include "wire/drivers.h"
 
 namespace search {
 
-absl::StatusOr<World> World::Real(wire::RealOptions options) {
+absl::StatusOr<World> World::Real(wire::RealOptions options, std::optional<wire::Clock> clock) {
   absl::StatusOr<wire::Driver> driver = wire::FindDriver(options.client);
   if (!driver.ok()) return driver.status();
+  options.clock = clock.value_or(driver->simulated_time ? wire::Clock::kSimulated
+                                                         : wire::Clock::kWall);
   World w;
   w.real_ = std::move(options);
   w.family_ = driver->family.empty() ? "other" : driver->family;
@@ -24,6 +27,12 @@ wire::RealOutput World::Run(const scenarios::Scenario& s) const {
 }
 
 std::string World::Name() const { return real_ ? real_->client : "model"; }
+
+std::string World::ReplayCommand(const std::string& path) const {
+  if (!real_) return absl::StrCat("prodsim run ", path);
+  if (simulated()) return absl::StrCat("prodsim run ", path, " --client=", real_->client);
+  return absl::StrCat("prodsim real ", path, " --client=", real_->client, " --trials=10");
+}
 
 std::vector<wire::RealOutput> Trials(const World& w, const scenarios::Scenario& s, int k,
                                      unsigned jobs) {

@@ -32,10 +32,17 @@ class World {
   // The model, with each scenario's own profile.
   static World Model() { return World(); }
   // A real client (`options.client`: a driver name, NAME@VERSION or a
-  // command). An error: the driver cannot be found.
-  static absl::StatusOr<World> Real(wire::RealOptions options);
+  // command). `clock`: simulated or wall, or, if not given, simulated where
+  // the driver has it and wall otherwise (options.clock is set from it). An
+  // error: the driver cannot be found.
+  static absl::StatusOr<World> Real(wire::RealOptions options,
+                                    std::optional<wire::Clock> clock = std::nullopt);
 
   bool real() const { return real_.has_value(); }
+  // A real client in simulated time: a run is a replay, not a sample.
+  bool simulated() const { return real_ && real_->clock == wire::Clock::kSimulated; }
+  // The command that replays a file written in this world.
+  std::string ReplayCommand(const std::string& path) const;
   // One run: the model's, or one trial (RealOutput::run holds the verdict
   // either way; the wire fields are set for a trial).
   wire::RealOutput Run(const scenarios::Scenario& s) const;

@@ -50,6 +50,10 @@ struct Driver {
   int32_t max_in_flight_default = 5;
   // RunRecord::sequence_error_is_violation.
   bool sequence_error_is_violation = true;
+  // The driver has simulated time (clients/README.md): explore and shrink
+  // run it so unless told --clock=wall. A --client=CMD driver: unknown, so
+  // false (run --client still tries it: run is the simulated command).
+  bool simulated_time = false;
 };
 
 // `client` is a known name ("librdkafka"), a known name and a version

@@ -87,13 +87,29 @@ class Lockstep final : public sim::Outside, public VirtualSink {
   // The driver did not answer a step within kStepWallMax.
   bool unanswered() const { return unanswered_; }
   uint64_t steps() const { return step_; }
+  // The driver's last answer was its exit line.
+  bool exiting() const { return exiting_; }
+  // Wall time spent waiting for the driver's answers.
+  Duration waited() const { return waited_; }
 
   Time Tick(Time now, Time deadline, bool block) override {
     // The broker took acks=0 requests: what waited behind them may go.
     if (bridge_->ResumeMuted() || !block || done_) return now;
-    if (!pending_.empty() || client_next_ <= now) {
-      Step(now);
+    // The driver ran ahead to `now` and wrote there: its lines apply now.
+    if (deferred_at_.has_value()) {
+      PRODSIM_ASSERT(*deferred_at_ == now);
+      deferred_at_.reset();
+      ApplyAll(now, std::exchange(deferred_, {}));
+      if (exiting_) Exited();
       return now;
+    }
+    if (!pending_.empty() || client_next_ <= now) {
+      // Nothing happens in the simulation before `deadline` unless the
+      // driver makes it happen, so the driver may run its own timers up to
+      // it (until_ns, exclusive: the simulation's events at `deadline` come
+      // first, as they would if the driver were stepped there).
+      const Time stopped = Step(now, deadline);
+      return stopped;
     }
     return std::min(deadline, client_next_);
   }
@@ -114,7 +130,9 @@ class Lockstep final : public sim::Outside, public VirtualSink {
 
   // A line of the driver's stdout, as the event loop reads it.
   void OnLine(std::string line) {
-    if (absl::StartsWith(line, "{\"idle\":")) idle_seen_ = true;
+    if (absl::StartsWith(line, "{\"idle\":") || absl::StartsWith(line, "{\"exit\":")) {
+      idle_seen_ = true;
+    }
     inbox_.push_back(std::move(line));
   }
 
@@ -126,34 +144,34 @@ class Lockstep final : public sim::Outside, public VirtualSink {
   // client; a loaded machine slows every step.
   static constexpr Duration kStepWallMax = Duration::Seconds(60);
 
-  void Step(Time now) {
+  // Steps the driver at `now`, letting it run ahead until `until`; returns
+  // where it stopped (its lines are applied there: now, or at the next Tick).
+  Time Step(Time now, Time until) {
     std::string out;
     for (const std::string& line : pending_) {
-      sched_->trace().MixString(line);
+      Trace(now, '>', line);
       absl::StrAppend(&out, line, "\n");
     }
     pending_.clear();
     const std::string step =
-        absl::StrCat("{\"step\":", step_, ",\"now_ns\":", (now - Time()).nanos(), "}");
-    sched_->trace().MixString(step);
+        absl::StrCat("{\"step\":", step_, ",\"now_ns\":", (now - Time()).nanos(),
+                     ",\"until_ns\":", until == Time::Max() ? -1 : (until - Time()).nanos(), "}");
+    Trace(now, '>', step);
     absl::StrAppend(&out, step, "\n");
     child_->Write(out);
     idle_seen_ = false;
-    const Time give_up = loop_.Now() + kStepWallMax;
+    const Time began = loop_.Now();
+    const Time give_up = began + kStepWallMax;
     while (!idle_seen_ && !(child_->exited() && child_->stdout_closed()) && loop_.Now() < give_up) {
       loop_.Wait(give_up, /*block=*/true);
       child_->Poll();
     }
-    std::vector<std::string> inbox = std::move(inbox_);
-    inbox_.clear();
+    waited_ = waited_ + (loop_.Now() - began);
+    std::vector<std::string> inbox = std::exchange(inbox_, {});
     const uint64_t stepped = step_;
-    for (std::string& line : inbox) {
-      if (done_) break;
-      sched_->trace().MixString(line);
-      Apply(now, stepped, std::move(line));
-    }
-    if (done_) return;
     if (!idle_seen_) {
+      ApplyAll(now, std::move(inbox));
+      if (done_) return now;
       done_ = true;
       if (child_->exited()) {
         sched_->Stop("the client exited");
@@ -162,7 +180,82 @@ class Lockstep final : public sim::Outside, public VirtualSink {
         sched_->Stop(absl::StrCat("the client did not answer step ", stepped, " within ",
                                   kStepWallMax.ToString(), "s of wall time"));
       }
+      return now;
     }
+    // The idle line is the last: where the driver stopped and its next timer.
+    const std::string idle = std::move(inbox.back());
+    inbox.pop_back();
+    Trace(now, '<', idle);
+    std::optional<Time> stopped = Idle(now, until, stepped, idle);
+    if (!stopped) return now;
+    ++step_;
+    if (*stopped == now) {
+      ApplyAll(now, std::move(inbox));
+      if (exiting_) Exited();
+    } else {
+      deferred_ = std::move(inbox);
+      deferred_at_ = *stopped;
+    }
+    return *stopped;
+  }
+
+  // The driver said it exits (its exit line): the trial ends where it
+  // stopped, whenever the process itself is reaped.
+  void Exited() {
+    if (done_) return;
+    done_ = true;
+    sched_->Stop("the client exited");
+  }
+
+  // A line to ('>') or from ('<') the driver, in the digest and, when the
+  // trace is recorded, in it (the first 300 bytes).
+  void Trace(Time now, char way, const std::string& line) {
+    sched_->trace().MixString(line);
+    sched_->trace().Note(now, 0, static_cast<uint64_t>(way), line.size(), [&] {
+      return absl::StrCat("client", std::string(1, way), " ", line.substr(0, 300));
+    });
+  }
+
+  // The driver's lines (its idle line apart) at `at`: the step's time, or
+  // where it stopped running ahead.
+  void ApplyAll(Time at, std::vector<std::string> lines) {
+    for (std::string& line : lines) {
+      if (done_) return;
+      Trace(at, '<', line);
+      Apply(at, std::move(line));
+    }
+  }
+
+  // The idle line of step `stepped` (at `now`, run ahead until `until`):
+  // where the driver stopped, its next timer set; nullopt after a protocol
+  // error.
+  std::optional<Time> Idle(Time now, Time until, uint64_t stepped, const std::string& line) {
+    absl::StatusOr<json::Value> v = json::Parse(line);
+    const auto is_int = [&](size_t i, std::string_view key) {
+      return v->keys.size() > i && v->keys[i] == key && v->items[i].kind == json::Value::Kind::kInt;
+    };
+    const bool exit = v.ok() && v->kind == json::Value::Kind::kObject && is_int(0, "exit");
+    if (!v.ok() || v->kind != json::Value::Kind::kObject || v->keys.size() != (exit ? 2 : 3) ||
+        !(exit || is_int(0, "idle")) || !is_int(1, "now_ns") || (!exit && !is_int(2, "next_ns")) ||
+        v->items[0].integer != static_cast<int64_t>(stepped)) {
+      ProtocolError(line, absl::StrCat("want {\"idle\":", stepped,
+                                       ",\"now_ns\":T,\"next_ns\":N} or {\"exit\":", stepped,
+                                       ",\"now_ns\":T} last"));
+      return std::nullopt;
+    }
+    const int64_t at = v->items[1].integer, next = exit ? -1 : v->items[2].integer;
+    exiting_ = exit;
+    const int64_t now_ns = (now - Time()).nanos();
+    if (at < now_ns || (until != Time::Max() && at >= (until - Time()).nanos())) {
+      ProtocolError(line, "now_ns is not in [the step's now_ns, its until_ns)");
+      return std::nullopt;
+    }
+    if (next != -1 && next <= at) {
+      ProtocolError(line, "next_ns is not after now_ns");
+      return std::nullopt;
+    }
+    client_next_ = next == -1 ? Time::Max() : Time() + Duration::Nanos(next);
+    return Time() + Duration::Nanos(at);
   }
 
   void ProtocolError(std::string_view line, std::string why) {
@@ -172,10 +265,10 @@ class Lockstep final : public sim::Outside, public VirtualSink {
     sched_->Stop(error_);
   }
 
-  // One line the driver printed during step `stepped`, at `now`.
-  void Apply(Time now, uint64_t stepped, std::string line) {
+  // One line the driver printed (not its idle line), at `now`.
+  void Apply(Time now, std::string line) {
     static constexpr std::string_view kKeys[] = {"{\"dial\":", "{\"write\":", "{\"close\":",
-                                                 "{\"idle\":"};
+                                                 "{\"idle\":", "{\"exit\":"};
     const bool lockstep = std::any_of(std::begin(kKeys), std::end(kKeys), [&](std::string_view k) {
       return absl::StartsWith(line, json::Av(k));
     });
@@ -196,18 +289,8 @@ class Lockstep final : public sim::Outside, public VirtualSink {
       if (v->keys.size() <= i || v->keys[i] != key || v->items[i].kind != kind) return nullptr;
       return &v->items[i];
     };
-    if (what == "idle") {
-      const json::Value* next = field(1, "next_ns", json::Value::Kind::kInt);
-      if (next == nullptr || v->keys.size() != 2 || n != stepped) {
-        ProtocolError(line, absl::StrCat("want {\"idle\":", stepped, ",\"next_ns\":T}"));
-        return;
-      }
-      if (next->integer != -1 && next->integer <= (now - Time()).nanos()) {
-        ProtocolError(line, "next_ns is not after the step's now_ns");
-        return;
-      }
-      client_next_ = next->integer == -1 ? Time::Max() : Time() + Duration::Nanos(next->integer);
-      ++step_;
+    if (what == "idle" || what == "exit") {
+      ProtocolError(line, "an idle or exit line before the step's last line");
       return;
     }
     bool known = true;
@@ -249,6 +332,11 @@ class Lockstep final : public sim::Outside, public VirtualSink {
   ClientLines* lines_ = nullptr;
   std::vector<std::string> pending_;  // lines for the driver's next step
   std::vector<std::string> inbox_;    // lines from the driver in this step
+  // The lines of a driver that ran ahead and stopped at *deferred_at_.
+  std::vector<std::string> deferred_;
+  std::optional<Time> deferred_at_;
+  bool exiting_ = false;  // the last step's answer was an exit line
+  Duration waited_;
   bool idle_seen_ = false;
   Time client_next_ = Time();  // step 0 is at time 0
   uint64_t step_ = 0;
@@ -525,6 +613,11 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   // The bound: a client still running is killed, then reaped, and what it
   // wrote meanwhile read.
   w->outside.set_after(nullptr);
+  // A driver that said it exits is given the reaping wait to do so.
+  const Time exit_until = w->loop.Now() + kReapWait;
+  while (w->lockstep.exiting() && !c->Poll() && w->loop.Now() < exit_until) {
+    w->loop.Wait(std::min(exit_until, w->loop.Now() + Duration::Millis(10)), /*block=*/true);
+  }
   if (!c->exited()) {
     client.hung = true;
     client.bound = w->sched.now();
@@ -539,6 +632,8 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   client.signal = client.hung ? std::nullopt : c->signal();
   client.stderr_tail = StderrTail(c->stderr_text());
   result.connections = w->bridge.connections_accepted();
+  result.client_steps = w->lockstep.steps();
+  result.client_wait = w->lockstep.waited();
   result.wall = w->loop.Now() - Time();
   w->bridge.CloseAll();
   w->cluster.SnapshotLogs();

@@ -62,6 +62,10 @@ struct RealOutput {
   // client's process spent (user + system).
   double load_before = -1;
   sim::Duration client_cpu;
+  // Simulated time: the steps the driver was given, and the wall time
+  // prodsim spent waiting for their answers (the client's share of `wall`).
+  uint64_t client_steps = 0;
+  sim::Duration client_wait;
 };
 
 // The 1-minute load average (/proc/loadavg), or -1.

@@ -49,6 +49,9 @@ let clock = null
 let nextConn = 1
 const sockets = new Map() // the driver's connection id -> LockstepSocket
 
+let linesOut = 0 // every line the driver printed (Out and the driver's Emit)
+let stepping = null // the step being run: {n, nowNs}, or null between steps
+
 function Out(line) {
   process.stdout.write(line + '\n')
 }
@@ -198,7 +201,7 @@ function ParseInput(line) {
   }
   const keys = v && typeof v === 'object' ? Object.keys(v) : []
   const want = {
-    step: ['step', 'now_ns'], connected: ['connected'], data: ['data', 'bytes'], closed: ['closed', 'how'],
+    step: ['step', 'now_ns', 'until_ns'], connected: ['connected'], data: ['data', 'bytes'], closed: ['closed', 'how'],
   }[keys[0]]
   if (!want || keys.join() !== want.join()) throw new Error(`lockstep: unexpected line: ${line.slice(0, 200)}`)
   return v
@@ -274,6 +277,8 @@ function Install() {
           inputs.push(v)
           continue
         }
+        const printed = linesOut
+        stepping = { n: v.step, nowNs: v.now_ns }
         await Step(v.step, v.now_ns, inputs)
         inputs = []
         if (v.step === 0) {
@@ -281,15 +286,37 @@ function Install() {
           await Settle()
           await RunTimersThrough(clock.now)
         }
+        // What the step printed changes the simulation before until_ns:
+        // no running ahead then.
+        const stopped = linesOut === printed ? await RunAhead(v.now_ns, v.until_ns) : v.now_ns
         const next = NextTimerMs()
-        Out(`{"idle":${v.step},"next_ns":${next === undefined ? -1 : Math.round(next * 1e6)}}`)
+        stepping = null
+        Out(`{"idle":${v.step},"now_ns":${stopped},"next_ns":${next === undefined ? -1 : next * 1e6}}`)
       }
     } catch (e) {
-      process.stderr.write(`prodsim-kafkajs: ${e && e.stack}\n`)
+      // The stack, then the message alone: prodsim keeps the last lines.
+      process.stderr.write(`prodsim-kafkajs: ${e && e.stack}\nprodsim-kafkajs: lockstep: ${e && e.message}\n`)
       process.exit(1)
     } finally {
       busy = false
     }
+  }
+  // The driver exits in a step (after its closed line): the exit line says
+  // where its clock stopped, since it may have run ahead.
+  const exit = process.exit.bind(process)
+  process.exit = code => {
+    if (stepping) {
+      const { n, nowNs } = stepping
+      stepping = null
+      Out(`{"exit":${n},"now_ns":${Math.max(nowNs, clock.now * 1e6)}}`)
+    }
+    exit(code)
+  }
+  // Counts the lines written, for RunAhead: stdout carries nothing else.
+  const write = process.stdout.write.bind(process.stdout)
+  process.stdout.write = (chunk, ...rest) => {
+    linesOut++
+    return write(chunk, ...rest)
   }
   process.stdin.setEncoding('utf8')
   process.stdin.on('data', chunk => {
@@ -310,13 +337,17 @@ function Install() {
   return { job }
 }
 
+// The client's clock reads whole milliseconds: now_ns rounded down. Node's
+// timers are whole milliseconds too, and a delay is at least 1 ms (the clamp
+// in Install), so a timer set in a step is due after the step's now_ns.
+// (fake-timers' fractional ticks keep a remainder that clock.next() does
+// not reset, which would let the clock run up to 1 ms ahead of prodsim's.)
 async function Step(n, nowNs, inputs) {
-  const nowMs = nowNs / 1e6
-  if (nowMs < clock.now) throw new Error(`lockstep: step ${n} goes back in time`)
+  const nowMs = Math.floor(nowNs / 1e6)
+  if (nowMs < clock.now) throw new Error(`step ${n} goes back in time`)
   await RunTimersThrough(nowMs)
-  // The rest of the way to now_ns (no timer is due before it).
-  const left = nowMs - clock.now
-  if (left > 0) clock.tick(left)
+  // The rest of the way to now (no timer is due before it).
+  if (nowMs > clock.now) clock.tick(nowMs - clock.now)
   for (const input of inputs) {
     const id = input.connected !== undefined ? input.connected : input.data !== undefined ? input.data : input.closed
     const socket = sockets.get(id)
@@ -325,6 +356,25 @@ async function Step(n, nowNs, inputs) {
   }
   await Settle()
   await RunTimersThrough(nowMs)
+}
+
+// The protocol's run-ahead, after a step that printed nothing: nothing can
+// arrive before until_ns (-1: never), so the timers due before it run now, one at a time, until one of them
+// makes the client print something (prodsim must see it at its own time).
+// Returns where the clock stopped, in ns: the step's now_ns, or that
+// timer's time.
+async function RunAhead(nowNs, untilNs) {
+  let stopped = nowNs
+  for (;;) {
+    const at = NextTimerMs()
+    if (at === undefined || (untilNs >= 0 && at * 1e6 >= untilNs)) return stopped
+    const before = linesOut
+    clock.next()
+    await Settle()
+    await RunTimersThrough(clock.now)
+    stopped = clock.now * 1e6
+    if (linesOut !== before) return stopped
+  }
 }
 
 module.exports = { Install, SocketFactory }
