@@ -40,6 +40,7 @@
 #include "search/explore.h"
 #include "search/summary.h"
 #include "search/world.h"
+#include "sim/kafka/wire/compression.h"
 #include "wire/real_world.h"
 
 namespace cli {
@@ -75,14 +76,34 @@ struct Args {
 
 // A file's run: the model's (RunScenario), or with --client the real
 // client's in simulated time, bounded by the scenario's own limits.
-RunOutput RunOne(const Args& args, const Scenario& s, const RunOptions& options = {}) {
-  if (args.client.empty()) return RunScenario(s, options);
+wire::RealOutput RunClient(const Args& args, const Scenario& s, const RunOptions& options = {}) {
+  if (args.client.empty()) return wire::RealOutput{.run = RunScenario(s, options)};
   wire::RealOptions o;
   o.client = args.client;
   o.clock = wire::Clock::kSimulated;
   o.bound = s.limits.time;
   o.record_trace = options.record_trace || options.timeline;
-  return wire::RunReal(s, o).run;
+  return wire::RunReal(s, o);
+}
+RunOutput RunOne(const Args& args, const Scenario& s, const RunOptions& options = {}) {
+  return RunClient(args, s, options).run;
+}
+
+// run --client's second line: what the client did and what it cost.
+std::string ClientLine(const wire::RealOutput& r) {
+  std::string line = absl::StrFormat(
+      "  client: %d step(s), %d connection(s), acked=%d errors=%d", r.client_steps, r.connections,
+      r.run.record.producer.acks.size(), r.run.record.producer.errors.size());
+  const auto& by = r.run.record.kafka.batches_by_compression;
+  for (size_t c = 1; c < by.size(); ++c) {
+    if (by[c] > 0) {
+      absl::StrAppend(&line, " ", std::string(kafka::wire::CompressionName(static_cast<int>(c))),
+                      "-batches=", by[c]);
+    }
+  }
+  absl::StrAppend(&line, absl::StrFormat("; %.1f ms of wall time waiting for it",
+                                         static_cast<double>(r.client_wait.nanos()) / 1e6));
+  return line;
 }
 
 // Wall time, for the report line only: it never enters a run.
@@ -132,8 +153,12 @@ std::string OutcomeLine(const std::string& path, const RunOutput& out, double wa
                          r.digest, r.end_time.ToString(), r.steps, wall_ms);
 }
 
-void PrintOutcome(const std::string& path, const RunOutput& out, double wall_ms) {
+// `second`: a line printed right after the outcome's (run --client's
+// ClientLine), or empty.
+void PrintOutcome(const std::string& path, const RunOutput& out, double wall_ms,
+                  const std::string& second = "") {
   std::printf("%s\n", OutcomeLine(path, out, wall_ms).c_str());
+  if (!second.empty()) std::printf("%s\n", second.c_str());
   cli::PrintViolations(out, 2);
   if (std::getenv("PRODSIM_STEPS")) std::printf("%s", checks::DebugSteps(out.record).c_str());
   if (out.verdict == Verdict::kHarnessError) return;
@@ -236,9 +261,10 @@ int Run(const Args& args) {
     options.timeline = !args.timeline_out.empty();
     const Scenario run = args.profile.empty() ? s : WithProfile(s, args.profile);
     const auto start = WallClock::now();
-    const RunOutput out = RunOne(args, run, options);
+    const wire::RealOutput real = RunClient(args, run, options);
+    const RunOutput& out = real.run;
     const double wall_ms = MillisSince(start);
-    PrintOutcome(path, out, wall_ms);
+    PrintOutcome(path, out, wall_ms, args.client.empty() ? "" : ClientLine(real));
     if (!args.trace_out.empty()) {
       std::ofstream f(args.trace_out);
       f << out.trace;
@@ -453,13 +479,18 @@ int ShrinkCommand(const ShrinkArgs& a) {
     world = RealWorld(client, a.bound, a.clock);
     if (!world) return kExitUsage;
   }
-  // In simulated time a run is a replay: one trial decides a change.
+  // Where a run is a replay (simulated time, a driver that replays
+  // exactly), one run decides a change.
   const bool simulated = world && world->simulated();
-  const int64_t trials = simulated ? 1 : a.trials, needed = simulated ? 1 : a.needed;
+  const bool exact = simulated && world->exact();
+  const int64_t trials = exact ? 1 : a.trials, needed = exact ? 1 : a.needed;
   std::string how;
-  if (simulated) {
+  if (exact) {
     how = absl::StrCat("; ", client, " in simulated time: a change is kept when its run fails the "
                        "same way");
+  } else if (simulated) {
+    how = absl::StrCat("; ", client, " in simulated time (near replays): a change is kept when ",
+                       needed, " of ", trials, " runs fail the same way");
   } else if (world) {
     how = absl::StrCat("; over the wire with ", client, ": a change is kept when ", needed, " of ",
                        trials, " trials fail the same way");

@@ -131,9 +131,9 @@ int ShrinkNew(const World& world, const ExploreOptions& o, const ExploreSummary&
     if (sig == "harness-error") continue;
     scenarios::ShrinkOptions so;
     const auto started = WallClock::now();
-    // In simulated time a run is a replay: one trial decides.
-    const int trials = world.simulated() ? 1 : o.shrink_trials;
-    const int needed = world.simulated() ? 1 : o.shrink_needed;
+    // Where a run is a replay, one trial decides.
+    const int trials = world.exact() ? 1 : o.shrink_trials;
+    const int needed = world.exact() ? 1 : o.shrink_needed;
     if (world.real()) {
       so.trials = [&](const Scenario& s) { return Outputs(Trials(world, s, trials, o.jobs)); };
       so.needed = needed;

@@ -14,6 +14,7 @@ absl::StatusOr<World> World::Real(wire::RealOptions options, std::optional<wire:
   options.clock = clock.value_or(driver->simulated_time ? wire::Clock::kSimulated
                                                          : wire::Clock::kWall);
   World w;
+  w.exact_ = driver->exact_replay;
   w.real_ = std::move(options);
   w.family_ = driver->family.empty() ? "other" : driver->family;
   return w;

@@ -39,8 +39,11 @@ class World {
                                     std::optional<wire::Clock> clock = std::nullopt);
 
   bool real() const { return real_.has_value(); }
-  // A real client in simulated time: a run is a replay, not a sample.
+  // A real client in simulated time: free of the machine's load.
   bool simulated() const { return real_ && real_->clock == wire::Clock::kSimulated; }
+  // Every run of a scenario is the same run (the model; a real client in
+  // simulated time whose driver replays exactly): one run decides.
+  bool exact() const { return !real_ || (simulated() && exact_); }
   // The command that replays a file written in this world.
   std::string ReplayCommand(const std::string& path) const;
   // One run: the model's, or one trial (RealOutput::run holds the verdict
@@ -56,6 +59,7 @@ class World {
  private:
   std::optional<wire::RealOptions> real_;
   std::string family_;
+  bool exact_ = false;
 };
 
 // `k` runs of `s` in `w`, on up to `jobs` threads, in index order.

@@ -364,8 +364,11 @@ absl::StatusOr<Driver> FindDriver(std::string_view client) {
     d.acks_default = k.acks_default;
     d.max_in_flight_default = k.max_in_flight_default;
     d.sequence_error_is_violation = k.sequence_error_is_violation;
-    // The families whose drivers have simulated time (docs/real-clients.md).
-    d.simulated_time = std::string_view(k.family) == "kafkajs";
+    // The families whose drivers have simulated time, and whose replays
+    // are exact (docs/real-clients.md).
+    d.simulated_time = std::string_view(k.family) == "kafkajs" ||
+                       std::string_view(k.family) == "sarama";
+    d.exact_replay = std::string_view(k.family) == "kafkajs";
     return d;
   }
   if (client.empty())

@@ -54,6 +54,10 @@ struct Driver {
   // run it so unless told --clock=wall. A --client=CMD driver: unknown, so
   // false (run --client still tries it: run is the simulated command).
   bool simulated_time = false;
+  // Its replays in simulated time are exact (one scenario, one digest:
+  // kafkajs), not near (Sarama: the Go runtime's own randomness stays;
+  // docs/real-clients.md). shrink needs one run per candidate only if exact.
+  bool exact_replay = false;
 };
 
 // `client` is a known name ("librdkafka"), a known name and a version

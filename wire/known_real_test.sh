@@ -1,19 +1,48 @@
 #!/usr/bin/env bash
 # The real clients' findings as a regression run: each file under
-# scenarios/known/real/ (CLIENT-VERSION-what.toml) replayed over the wire
-# with its client, K trials at once; its [expect] signature (the finding's
-# mechanism, its @client replaced by the client run) must come out in at
-# least R of them, with a failing verdict. The verdict and check are not
-# asserted, only printed: on a loaded machine the same mechanism can end
-# under another verdict (the blackholed-connection file: liveness when the
-# client's own close returns before the trial's bound, client-hung when load
-# delays it past; both kept-dead-connection), and a wall-clock trial says
-# what holds under load, not a replay. A file whose client is not built is skipped,
-# and says so. Then the same files on another version where one is given:
-# CLIENT=ALSO pairs in PRODSIM_KNOWN_REAL_ALSO ("kafkajs=kafkajs-fixes").
+# scenarios/known/real/ (CLIENT-VERSION-what.toml) replayed with its client.
+#   - A client with simulated time (kafkajs, kafkajs-fixes, sarama: the
+#     lockstep protocol, clients/README.md) replays the file once with
+#     prodsim run --client: its [expect] verdict, check and signature (the
+#     finding's mechanism, its @client replaced by the client run) must come
+#     out exactly, and a second run must give the same digest where the
+#     client's replay is exact (kafkajs; Sarama's is near: docs/real-clients.md).
+#   - A client without it (librdkafka) runs K wall-clock trials at once; the
+#     signature must come out in at least R of them, with a failing verdict.
+#     The verdict and check are printed, not asserted: on a loaded machine the
+#     same mechanism can end under another verdict, and a wall-clock trial
+#     says what holds under load, not a replay.
+# A file whose client is not built is skipped, and says so. Then the same
+# files on another version where one is given: CLIENT=ALSO pairs in
+# PRODSIM_KNOWN_REAL_ALSO ("kafkajs=kafkajs-fixes").
 set -uo pipefail
 prodsim=${1:?}; dir=${2:?}; trials=${3:-3}; needed=${4:-2}
 status=0
+simulated() {  # FILE CLIENT WANT EXACT: one replay in simulated time, [expect] exactly
+  local file=$1 client=$2 want=$3 exact=$4 out again d1 d2
+  out=$("$prodsim" run "$file" --client="$client" 2>&1)
+  if grep -q "is not built\|was not found" <<<"$out"; then
+    echo "skip $(basename "$file") on $client: $(grep -m1 'not' <<<"$out")"
+    return
+  fi
+  if ! grep -qF -- ": $want client=" <<<"$out"; then
+    echo "FAIL $(basename "$file") on $client in simulated time: want '$want', got:"
+    head -3 <<<"$out"
+    status=1
+    return
+  fi
+  d1=$(grep -o 'digest=[0-9a-f]*' <<<"$out" | head -1)
+  if [[ $exact == exact ]]; then
+    again=$("$prodsim" run "$file" --client="$client" 2>&1)
+    d2=$(grep -o 'digest=[0-9a-f]*' <<<"$again" | head -1)
+    if [[ $d1 != "$d2" ]]; then
+      echo "FAIL $(basename "$file") on $client: two replays, two digests ($d1, $d2)"
+      status=1
+      return
+    fi
+  fi
+  echo "ok   $(basename "$file") on $client in simulated time: $want ($d1${exact:+, again})"
+}
 run() {  # FILE FAMILY CLIENT
   local file=$1 family=$2 client=$3 verdict check signature want got
   verdict=$(sed -n '/^\[expect\]/,/^\[/{s/^verdict = "\(.*\)"/\1/p}' "$file")
@@ -22,6 +51,10 @@ run() {  # FILE FAMILY CLIENT
   # A signature named after the client (@kafkajs) is the client run's.
   [[ ${signature#*@} == "$family" ]] && signature=${signature%@*}@${client%%@*}
   want="$verdict [$check] $signature"
+  case $family in
+    kafkajs) simulated "$file" "$client" "$want" exact; return ;;
+    sarama) simulated "$file" "$client" "$want" ""; return ;;
+  esac
   out=$("$prodsim" real "$file" --client="$client" --trials="$trials" --jobs="$trials" --bound=60s 2>&1)
   if grep -q "is not built\|was not found" <<<"$out"; then
     echo "skip $(basename "$file") on $client: $(grep -m1 'not' <<<"$out")"

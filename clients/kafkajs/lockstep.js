@@ -41,7 +41,7 @@ const crypto = require('crypto')
 const FakeTimers = require('@sinonjs/fake-timers')
 
 const kChunkBytes = 262144 // the protocol's bound on a write line's bytes
-const kSettleRounds = 2 // setImmediate rounds per settle (1 suffices; 2 is cheap insurance)
+const kSettleRounds = 1 // setImmediate rounds per settle (see Settle)
 const kLineBytesMax = 1 << 20
 
 const realSetImmediate = setImmediate
@@ -51,6 +51,7 @@ const sockets = new Map() // the driver's connection id -> LockstepSocket
 
 let linesOut = 0 // every line the driver printed (Out and the driver's Emit)
 let stepping = null // the step being run: {n, nowNs}, or null between steps
+let Flush = () => {} // writes the lines held (Install)
 
 function Out(line) {
   process.stdout.write(line + '\n')
@@ -87,6 +88,10 @@ function SeededRandom(seedText) {
   }
 }
 
+// Lets every continuation run: a real setImmediate callback runs only
+// after Node has drained process.nextTick and the microtask queue, and
+// nothing else is pending (no real I/O is open but stdin, read only between
+// steps; zlib is synchronous here), so one round suffices.
 function Settle() {
   let p = Promise.resolve()
   for (let i = 0; i < kSettleRounds; i++) p = p.then(() => new Promise(r => realSetImmediate(r)))
@@ -292,6 +297,7 @@ function Install() {
         const next = NextTimerMs()
         stepping = null
         Out(`{"idle":${v.step},"now_ns":${stopped},"next_ns":${next === undefined ? -1 : next * 1e6}}`)
+        Flush()
       }
     } catch (e) {
       // The stack, then the message alone: prodsim keeps the last lines.
@@ -310,13 +316,23 @@ function Install() {
       stepping = null
       Out(`{"exit":${n},"now_ns":${Math.max(nowNs, clock.now * 1e6)}}`)
     }
+    Flush()
     exit(code)
   }
-  // Counts the lines written, for RunAhead: stdout carries nothing else.
+  // stdout carries nothing but the protocol's lines: they are counted (for
+  // RunAhead) and held until the step's last line, then written at once
+  // (one write a step instead of one a line; Node writes a pipe
+  // synchronously on Linux, so nothing is lost at exit).
   const write = process.stdout.write.bind(process.stdout)
-  process.stdout.write = (chunk, ...rest) => {
+  let held = []
+  Flush = () => {
+    if (held.length > 0) write(held.join(''))
+    held = []
+  }
+  process.stdout.write = chunk => {
     linesOut++
-    return write(chunk, ...rest)
+    held.push(String(chunk))
+    return true
   }
   process.stdin.setEncoding('utf8')
   process.stdin.on('data', chunk => {

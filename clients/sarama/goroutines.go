@@ -19,6 +19,7 @@ package main
 
 import (
 	"reflect"
+	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
@@ -37,6 +38,32 @@ const (
 // saramaPrefix prefixes every Sarama function in a stack: the package's
 // import path (which build.sh chooses) and a dot.
 var saramaPrefix = reflect.TypeOf(sarama.Broker{}).PkgPath() + "."
+
+// scrubStackArguments: in simulated time (lockstep.go) a stack's argument
+// values (pointers, which the allocator places where it will) are printed
+// as "...", its goroutine ids as "goroutine N", and goroutine_id is the
+// goroutine's rank by id among the client's goroutines (1: the oldest),
+// so that the report is the same line in every replay: Go hands out ids in
+// batches per P and to the runtime's own goroutines (the GC's workers start
+// at the first collection, whose moment depends on the heap), so the
+// numbers themselves differ between replays.
+var scrubStackArguments = false
+
+// goroutineNumber is a goroutine's id in a stack's text ("goroutine 43 [",
+// "in goroutine 42").
+var goroutineNumber = regexp.MustCompile(`goroutine [0-9]+`)
+
+// ScrubArguments replaces the argument list of each function line of a
+// stack with "...": "pkg.(*T).f(0xc0001, 0x2)" -> "pkg.(*T).f(...)".
+func ScrubArguments(stack string) string {
+	lines := strings.Split(stack, "\n")
+	for i, l := range lines {
+		if f := frameFunction(l); f != "" && f != l && strings.HasSuffix(l, ")") {
+			lines[i] = f + "(...)"
+		}
+	}
+	return strings.Join(lines, "\n")
+}
 
 // Survivor is one function Sarama goroutines are stuck in: how many, the
 // state of the first one as the runtime names it ("chan receive",
@@ -82,6 +109,7 @@ func frameFunction(line string) string {
 // topmost such function, sorted by function.
 func ParseSurvivors(dump, prefix string) []Survivor {
 	byFunction := map[string]*Survivor{}
+	var ids []int64 // every goroutine of prefix's, in the dump's order
 	for _, block := range strings.Split(dump, "\n\n") {
 		lines := strings.Split(strings.TrimSpace(block), "\n")
 		// "goroutine 18 [chan receive, 2 minutes]:"
@@ -98,6 +126,9 @@ func ParseSurvivors(dump, prefix string) []Survivor {
 		if comma := strings.IndexByte(state, ','); comma >= 0 {
 			state = state[:comma] // the wait's duration, "locked to thread"
 		}
+		// A synctest bubble's durable waits ("chan receive (durable)") are
+		// the same waits as outside one.
+		state = strings.TrimSuffix(state, " (durable)")
 		top := ""
 		for _, l := range lines[1:] {
 			if f := frameFunction(l); strings.HasPrefix(f, prefix) {
@@ -108,15 +139,24 @@ func ParseSurvivors(dump, prefix string) []Survivor {
 		if top == "" {
 			continue
 		}
+		ids = append(ids, id)
 		if s, ok := byFunction[top]; ok {
 			s.Count++
 			continue
 		}
-		byFunction[top] = &Survivor{Function: top, State: state, ID: id, Count: 1,
-			Stack: strings.TrimSpace(block)}
+		stack := strings.TrimSpace(block)
+		if scrubStackArguments {
+			stack = ScrubArguments(stack)
+		}
+		byFunction[top] = &Survivor{Function: top, State: state, ID: id, Count: 1, Stack: stack}
 	}
 	out := make([]Survivor, 0, len(byFunction))
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, s := range byFunction {
+		if scrubStackArguments {
+			s.ID = int64(sort.Search(len(ids), func(i int) bool { return ids[i] >= s.ID })) + 1
+			s.Stack = goroutineNumber.ReplaceAllString(s.Stack, "goroutine N")
+		}
 		out = append(out, *s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Function < out[j].Function })

@@ -70,8 +70,15 @@ const (
 	kHeaderName          = "prodsim-id"
 )
 
-// The driver's first instant; every t_us counts from it (monotonic).
+// The driver's first instant; every t_us counts from it (monotonic). In
+// simulated time (lockstep.go) it is reset inside the bubble, on the
+// bubble's clock.
 var start = time.Now()
+
+// stdout carries the protocol's lines. In simulated time os.Stdout is
+// pointed at stderr, so that the testing package's own lines (a failed
+// test's "--- FAIL") cannot reach prodsim.
+var stdout = os.Stdout
 
 // saramaVersion is set by build.sh (-ldflags -X main.saramaVersion=...).
 var saramaVersion = "unknown"
@@ -144,6 +151,7 @@ type Output struct {
 	handed   int64              // produce lines printed
 	outcomes int64              // distinct ids settled after a produce
 	closed   bool               // "closed" printed: nothing more on stdout
+	lines    int64              // lines written to stdout
 }
 
 func NewOutput(messages int64) *Output {
@@ -162,7 +170,24 @@ func (o *Output) write(line []byte) {
 		os.Stderr.Write(append([]byte("prodsim-sarama: after closed: "), line...))
 		return
 	}
-	os.Stdout.Write(line)
+	o.lines++
+	stdout.Write(line)
+}
+
+// Lines is how many lines went to stdout (simulated time's run-ahead stops
+// at the first instant that printed one).
+func (o *Output) Lines() int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.lines
+}
+
+// Raw prints a lockstep line (lockstep.go), which may follow "closed".
+func (o *Output) Raw(line []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.lines++
+	stdout.Write(line)
 }
 
 func (o *Output) Print(e *Event) {
@@ -224,7 +249,8 @@ func (o *Output) Outstanding() int64 {
 func (o *Output) PrintAfterClosed(e *Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	os.Stdout.Write(e.Line())
+	o.lines++
+	stdout.Write(e.Line())
 }
 
 // Closed prints "closed"; anything after it but the goroutine report goes
@@ -241,7 +267,7 @@ func (o *Output) Closed(flushed bool) {
 }
 
 func printJobError(text string) {
-	os.Stdout.Write(append([]byte(`{"event":"job_error","text":`+quote(cut(text))), '}', '\n'))
+	stdout.Write(append([]byte(`{"event":"job_error","text":`+quote(cut(text))), '}', '\n'))
 }
 
 // messageID is the id the driver put in Metadata, or 0.
@@ -439,27 +465,40 @@ func NewProducer(addrs []string, config *sarama.Config, out *Output) (sarama.Asy
 }
 
 func run() int {
-	signal.Ignore(syscall.SIGPIPE)
-	sarama.Logger = log.New(os.Stderr, "[sarama] ", log.LstdFlags|log.Lmicroseconds)
 	line, err := readJobLine()
 	if err != nil {
 		printJobError(err.Error())
 		return kExitJobError
 	}
+	job, config, err := ReadJob(line)
+	if err != nil {
+		printJobError(err.Error())
+		return kExitJobError
+	}
+	return RunJob(job, config, NewOutput(job.Messages))
+}
+
+// ReadJob parses the job line and builds its sarama.Config (not yet
+// validated: simulated time adds its dialer first).
+func ReadJob(line []byte) (*Job, *sarama.Config, error) {
 	job, err := ParseJob(line)
 	if err != nil {
-		printJobError(err.Error())
-		return kExitJobError
+		return nil, nil, err
 	}
 	config, err := NewConfig(job.Config)
-	if err == nil {
-		err = config.Validate()
-	}
 	if err != nil {
+		return nil, nil, err
+	}
+	return job, config, nil
+}
+
+// RunJob runs a parsed job to its end and gives the exit code; the caller
+// has printed nothing yet.
+func RunJob(job *Job, config *sarama.Config, out *Output) int {
+	if err := config.Validate(); err != nil {
 		printJobError(err.Error())
 		return kExitJobError
 	}
-	out := NewOutput(job.Messages)
 	p, err := NewProducer(strings.Split(job.Bootstrap, ","), config, out)
 	if err != nil {
 		printJobError(fmt.Sprintf("sarama.NewAsyncProducer failed %d times, the last: %v",
@@ -496,4 +535,11 @@ func run() int {
 	return kExitOk
 }
 
-func main() { os.Exit(run()) }
+func main() {
+	signal.Ignore(syscall.SIGPIPE)
+	sarama.Logger = log.New(os.Stderr, "[sarama] ", log.LstdFlags|log.Lmicroseconds)
+	if os.Getenv("PRODSIM_CLOCK") == "simulated" {
+		os.Exit(RunSimulated())
+	}
+	os.Exit(run())
+}
