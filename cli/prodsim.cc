@@ -70,8 +70,10 @@ struct Args {
   bool check = false;     // print --check: compare, do not print
   std::string junit_out;  // run --junit: the JUnit XML report
   // --client: a real client in simulated time instead of the model
-  // (wire::RunReal with Clock::kSimulated).
+  // (wire::RunReal with Clock::kSimulated), each step answered within
+  // --step-bound of wall time.
   std::string client;
+  Duration step_bound = Duration::Seconds(60);
 };
 
 // A file's run: the model's (RunScenario), or with --client the real
@@ -83,6 +85,7 @@ wire::RealOutput RunClient(const Args& args, const Scenario& s, const RunOptions
   o.clock = wire::Clock::kSimulated;
   o.bound = s.limits.time;
   o.record_trace = options.record_trace || options.timeline;
+  o.step_bound = args.step_bound;
   return wire::RunReal(s, o);
 }
 RunOutput RunOne(const Args& args, const Scenario& s, const RunOptions& options = {}) {
@@ -806,6 +809,10 @@ void DeclareScenarioCommands(CommandLine* cl) {
            "run a real client in simulated time instead of the model: its driver in lockstep "
            "with the simulated cluster (clients/README.md), deterministic as far as the driver "
            "makes its client (docs/real-clients.md)");
+    f.Duration("--step-bound", &a->step_bound,
+               "with --client: the wall time the driver may take to answer one step before it is "
+               "killed as hung (client-hung)")
+        ->default_str("60s");
     if (c.run != Run) continue;
     f.Text("--trace", &a->trace_out, "OUT", "write the readable trace of the (single) file to OUT");
     f.Text("--timeline", &a->timeline_out, "OUT.json",

@@ -72,6 +72,7 @@ class LoopOutside final : public sim::Outside {
 class Lockstep final : public sim::Outside, public VirtualSink {
  public:
   explicit Lockstep(EventLoop& loop) : loop_(loop) {}
+  void set_step_bound(Duration bound) { step_bound_ = bound; }
 
   // REQUIRES: everything given outlives the run.
   void Attach(sim::Scheduler* sched, Bridge* bridge) {
@@ -139,10 +140,6 @@ class Lockstep final : public sim::Outside, public VirtualSink {
  private:
   // Decoded bytes per data or write line (the protocol's bound).
   static constexpr size_t kChunkBytes = 262144;
-  // How long a step may take the driver on the wall clock before it is
-  // killed as hung. Generous: a JVM's first step loads and compiles the
-  // client; a loaded machine slows every step.
-  static constexpr Duration kStepWallMax = Duration::Seconds(60);
 
   // Steps the driver at `now`, letting it run ahead until `until`; returns
   // where it stopped (its lines are applied there: now, or at the next Tick).
@@ -161,7 +158,7 @@ class Lockstep final : public sim::Outside, public VirtualSink {
     child_->Write(out);
     idle_seen_ = false;
     const Time began = loop_.Now();
-    const Time give_up = began + kStepWallMax;
+    const Time give_up = began + step_bound_;
     while (!idle_seen_ && !(child_->exited() && child_->stdout_closed()) && loop_.Now() < give_up) {
       loop_.Wait(give_up, /*block=*/true);
       child_->Poll();
@@ -178,7 +175,7 @@ class Lockstep final : public sim::Outside, public VirtualSink {
       } else {
         unanswered_ = true;
         sched_->Stop(absl::StrCat("the client did not answer step ", stepped, " within ",
-                                  kStepWallMax.ToString(), "s of wall time"));
+                                  step_bound_.ToString(), "s of wall time"));
       }
       return now;
     }
@@ -326,6 +323,7 @@ class Lockstep final : public sim::Outside, public VirtualSink {
   }
 
   EventLoop& loop_;
+  Duration step_bound_ = Duration::Seconds(60);
   sim::Scheduler* sched_ = nullptr;
   Bridge* bridge_ = nullptr;
   Child* child_ = nullptr;
@@ -603,6 +601,7 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   RealWorld* world = w.get();
   if (simulated_time) {
     w->lockstep.set_client(c, &lines);
+    w->lockstep.set_step_bound(options.step_bound);
   } else {
     w->outside.set_after([c, world] {
       c->Poll();

@@ -48,6 +48,10 @@ struct RealOptions {
   Clock clock = Clock::kWall;
   // The trial's bound: on the wall clock (kWall) or the simulated one.
   sim::Duration bound = sim::Duration::Seconds(120);
+  // Simulated time: the wall time a driver may take to answer one step
+  // before it is killed as hung (a JVM's first step loads and compiles the
+  // client; a loaded machine slows every step).
+  sim::Duration step_bound = sim::Duration::Seconds(60);
   bool record_trace = false;
 };
 
