@@ -1,4 +1,5 @@
 #include "cli/bench.h"
+#include "cli/common.h"
 
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -62,6 +63,8 @@ struct BenchArgs {
   bool compare = false;
   bool wire = false;
   bool wire_jobs = false;
+  bool simulated = false;
+  SimulatedBenchArgs simulated_args;
   BenchFile file{"scenarios/known/real/librdkafka-2.0.2-4438-sequence-desync.toml"};
   WireJobsArgs jobs_args;
   bool scaling = false;
@@ -356,6 +359,23 @@ int BenchCommand(BenchArgs& a) {
     }
     return WireJobsBench(*parsed, a.file.path, base, a.base.path, a.jobs_args);
   }
+  if (a.simulated) {
+    if (!a.file.given) {
+      std::fprintf(stderr, "prodsim: bench --simulated needs --file=FILE\n");
+      return kExitUsage;
+    }
+    absl::StatusOr<Scenario> parsed = LoadScenario(a.file.path);
+    if (!parsed.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(parsed.status().message()).c_str());
+      return absl::IsNotFound(parsed.status()) ? 66 : 65;
+    }
+    a.simulated_args.client = a.wire_args.client;
+    if (a.jobs_set > 0) a.simulated_args.wall_jobs = static_cast<unsigned>(a.jobs_set);
+    if (a.wire_args.real_trials != WireBenchArgs{}.real_trials) {
+      a.simulated_args.trials = a.wire_args.real_trials;
+    }
+    return SimulatedBench(*parsed, a.file.path, a.simulated_args);
+  }
   if (a.wire) {
     if (!a.base.given) a.base = {"bench/scenarios/wire-mix.toml"};
     if (!LoadOrSay(a.base, &base, &code)) return code;
@@ -541,8 +561,15 @@ void DeclareBench(CommandLine* cl) {
            "throughput over --runs scenarios generated from the base, then --file's failure "
            "rate over --trials trials each way, with Fisher's exact test. Exit 1 if the rates "
            "differ at the 5% level");
-  f.Text("--file", &a->file.path, "FILE", "--wire-jobs: the file whose failure rate is compared");
-  f.Count("--jobs", &a->jobs_set, 1, 1024, "--wire-jobs: trials at once")->default_str("8");
+  f.Switch("--simulated", &a->simulated,
+           "instead: --file's --trials trials of --client in simulated time beside as many on "
+           "the wall clock (those --jobs at once, as explore runs them; simulated ones on the "
+           "cores): trials per second each way and their ratio, with each side's verdicts "
+           "(and digests)");
+  f.Text("--file", &a->file.path, "FILE",
+         "--wire-jobs: the file whose failure rate is compared; --simulated: the file run");
+  f.Count("--jobs", &a->jobs_set, 1, 1024, "--wire-jobs, --simulated: wall-clock trials at once")
+      ->default_str("8");
 }
 
 }  // namespace cli

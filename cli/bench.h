@@ -48,6 +48,19 @@ int WireJobsBench(const scenarios::Scenario& file, const std::string& file_path,
                   const scenarios::Scenario& base, const std::string& base_path,
                   const WireJobsArgs& a);
 
+// 5. (prodsim bench --simulated) one file's trials of a real client in
+//    simulated time beside the same number on the wall clock, in one run:
+//    trials per second each way (wall-clock trials `wall_jobs` at once, as
+//    explore --client runs them; simulated ones on the cores), the ratio, and
+//    the verdicts and digests of each side.
+struct SimulatedBenchArgs {
+  std::string client = "kafkajs";
+  uint64_t trials = 10;
+  unsigned wall_jobs = 0;  // 0: search::kRealJobsDefault
+};
+int SimulatedBench(const scenarios::Scenario& file, const std::string& file_path,
+                   const SimulatedBenchArgs& a);
+
 }  // namespace cli
 
 #endif  // PRODSIM_CLI_BENCH_H_

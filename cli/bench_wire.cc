@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -224,6 +226,55 @@ int WireJobsBench(const Scenario& file, const std::string& file_path, const Scen
   std::printf("   machine: %u cores, 1-minute load %.2f now\n", MachineCores(),
               wire::LoadAverage());
   return p < 0.05 ? 1 : 0;
+}
+
+int SimulatedBench(const Scenario& file, const std::string& file_path,
+                   const SimulatedBenchArgs& a) {
+  const unsigned wall_jobs = a.wall_jobs > 0 ? a.wall_jobs : search::kRealJobsDefault;
+  const unsigned sim_jobs = MachineCores();
+  std::printf("prodsim bench --simulated: %s, %llu trials of %s in simulated time beside %llu on "
+              "the wall clock\n\n",
+              file_path.c_str(), static_cast<unsigned long long>(a.trials), a.client.c_str(),
+              static_cast<unsigned long long>(a.trials));
+  std::printf("%-10s %5s %7s %9s %9s %10s  %s\n", "clock", "jobs", "trials", "wall s",
+              "trials/s", "median s", "verdicts (digests)");
+  double rate[2] = {0, 0};
+  for (const bool simulated : {false, true}) {
+    wire::RealOptions o;
+    o.client = a.client;
+    o.clock = simulated ? wire::Clock::kSimulated : wire::Clock::kWall;
+    o.bound = simulated ? file.limits.time : sim::Duration::Seconds(120);
+    absl::StatusOr<search::World> world = search::World::Real(o, o.clock);
+    if (!world.ok()) {
+      std::fprintf(stderr, "prodsim: %s\n", std::string(world.status().message()).c_str());
+      return 64;
+    }
+    const unsigned jobs = simulated ? sim_jobs : wall_jobs;
+    const auto t0 = WallClock::now();
+    const std::vector<wire::RealOutput> trials =
+        search::Trials(*world, file, static_cast<int>(a.trials), jobs);
+    const double wall = Since(t0);
+    std::map<std::string, int> verdicts;
+    std::set<uint64_t> digests;
+    std::vector<double> each;
+    for (const wire::RealOutput& r : trials) {
+      ++verdicts[VerdictText(r.run)];
+      digests.insert(r.run.record.run.digest);
+      each.push_back(static_cast<double>(r.wall.nanos()) / 1e9);
+    }
+    std::sort(each.begin(), each.end());
+    std::string said;
+    for (const auto& [v, n] : verdicts) absl::StrAppend(&said, said.empty() ? "" : ", ", n, " ", v);
+    if (simulated) absl::StrAppend(&said, " (", digests.size(), " digest(s))");
+    rate[simulated ? 1 : 0] = static_cast<double>(trials.size()) / wall;
+    std::printf("%-10s %5u %7zu %9.2f %9.2f %10.2f  %s\n", simulated ? "simulated" : "wall", jobs,
+                trials.size(), wall, rate[simulated ? 1 : 0], each[each.size() / 2],
+                said.c_str());
+  }
+  std::printf("\nratio: simulated time runs %.1fx the trials per second of the wall clock "
+              "(machine: %u cores)\n",
+              rate[0] > 0 ? rate[1] / rate[0] : 0.0, MachineCores());
+  return 0;
 }
 
 }  // namespace cli
