@@ -1,5 +1,4 @@
 #include "cli/bench.h"
-#include "cli/common.h"
 
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -19,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "base/assert.h"
 #include "cli/command_line.h"
+#include "cli/common.h"
 #include "cli/flags.h"
 #include "scenarios/builtin.h"
 #include "scenarios/explore.h"

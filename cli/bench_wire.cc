@@ -232,12 +232,13 @@ int SimulatedBench(const Scenario& file, const std::string& file_path,
                    const SimulatedBenchArgs& a) {
   const unsigned wall_jobs = a.wall_jobs > 0 ? a.wall_jobs : search::kRealJobsDefault;
   const unsigned sim_jobs = MachineCores();
-  std::printf("prodsim bench --simulated: %s, %llu trials of %s in simulated time beside %llu on "
-              "the wall clock\n\n",
-              file_path.c_str(), static_cast<unsigned long long>(a.trials), a.client.c_str(),
-              static_cast<unsigned long long>(a.trials));
-  std::printf("%-10s %5s %7s %9s %9s %10s  %s\n", "clock", "jobs", "trials", "wall s",
-              "trials/s", "median s", "verdicts (digests)");
+  std::printf(
+      "prodsim bench --simulated: %s, %llu trials of %s in simulated time beside %llu on "
+      "the wall clock\n\n",
+      file_path.c_str(), static_cast<unsigned long long>(a.trials), a.client.c_str(),
+      static_cast<unsigned long long>(a.trials));
+  std::printf("%-10s %5s %7s %9s %9s %10s  %s\n", "clock", "jobs", "trials", "wall s", "trials/s",
+              "median s", "verdicts (digests)");
   double rate[2] = {0, 0};
   for (const bool simulated : {false, true}) {
     wire::RealOptions o;
@@ -268,12 +269,12 @@ int SimulatedBench(const Scenario& file, const std::string& file_path,
     if (simulated) absl::StrAppend(&said, " (", digests.size(), " digest(s))");
     rate[simulated ? 1 : 0] = static_cast<double>(trials.size()) / wall;
     std::printf("%-10s %5u %7zu %9.2f %9.2f %10.2f  %s\n", simulated ? "simulated" : "wall", jobs,
-                trials.size(), wall, rate[simulated ? 1 : 0], each[each.size() / 2],
-                said.c_str());
+                trials.size(), wall, rate[simulated ? 1 : 0], each[each.size() / 2], said.c_str());
   }
-  std::printf("\nratio: simulated time runs %.1fx the trials per second of the wall clock "
-              "(machine: %u cores)\n",
-              rate[0] > 0 ? rate[1] / rate[0] : 0.0, MachineCores());
+  std::printf(
+      "\nratio: simulated time runs %.1fx the trials per second of the wall clock "
+      "(machine: %u cores)\n",
+      rate[0] > 0 ? rate[1] / rate[0] : 0.0, MachineCores());
   return 0;
 }
 

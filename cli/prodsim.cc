@@ -424,7 +424,7 @@ int Explore(const ExploreArgs& a) {
   o.generate.mock_faults = a.mock_faults;
   o.generate.client = world.family();
   // A wall-clock trial sleeps most of its time; a simulated one computes.
-  o.jobs = a.jobs > 0                                  ? a.jobs
+  o.jobs = a.jobs > 0                           ? a.jobs
            : world.real() && !world.simulated() ? search::kRealJobsDefault
                                                 : MachineCores();
   o.shrink_trials = static_cast<int>(a.shrink_trials);
@@ -489,7 +489,8 @@ int ShrinkCommand(const ShrinkArgs& a) {
   const int64_t trials = exact ? 1 : a.trials, needed = exact ? 1 : a.needed;
   std::string how;
   if (exact) {
-    how = absl::StrCat("; ", client, " in simulated time: a change is kept when its run fails the "
+    how = absl::StrCat("; ", client,
+                       " in simulated time: a change is kept when its run fails the "
                        "same way");
   } else if (simulated) {
     how = absl::StrCat("; ", client, " in simulated time (near replays): a change is kept when ",
@@ -551,10 +552,10 @@ int ShrinkCommand(const ShrinkArgs& a) {
     std::printf("the result failed the same way in %d of %lld trials (the original: %d)\n",
                 r.last_kept, static_cast<long long>(trials), r.first_kept);
     std::printf("written to %s (replay: %s)\n", out.c_str(),
-                simulated ? world->ReplayCommand(out).c_str()
-                          : absl::StrCat("prodsim real ", out, " --client=", client, " --trials=",
-                                         trials)
-                                .c_str());
+                simulated
+                    ? world->ReplayCommand(out).c_str()
+                    : absl::StrCat("prodsim real ", out, " --client=", client, " --trials=", trials)
+                          .c_str());
   } else {
     std::printf("written to %s (replay: prodsim run %s)\n", out.c_str(), out.c_str());
   }

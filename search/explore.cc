@@ -280,8 +280,9 @@ int Explore(const Scenario& base, const World& world, const ExploreOptions& o) {
                 write_error = kExitCantCreate;
                 return false;
               }
-              std::printf("  written to %s, its trial's report and history beside it (replay: %s)\n",
-                          run.path.c_str(), world.ReplayCommand(run.path).c_str());
+              std::printf(
+                  "  written to %s, its trial's report and history beside it (replay: %s)\n",
+                  run.path.c_str(), world.ReplayCommand(run.path).c_str());
             } else {
               std::printf("  written to %s (replay: prodsim run %s)\n", run.path.c_str(),
                           run.path.c_str());

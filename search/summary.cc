@@ -253,7 +253,8 @@ absl::Status ReadIdentity(const Reader& r, const json::Value& root, ExploreSumma
   if (const json::Value& clock = r.Member(root, "clock"); clock.kind != Kind::kNull) {
     ASSIGN_OR_RETURN(const std::string text, r.String(root, "clock"));
     if (!s->real || (text != "simulated" && text != "wall")) {
-      return r.Bad(clock, "\"clock\" is \"simulated\" or \"wall\", and only where \"real\" is true");
+      return r.Bad(clock,
+                   "\"clock\" is \"simulated\" or \"wall\", and only where \"real\" is true");
     }
     s->simulated = text == "simulated";
   }
@@ -457,7 +458,10 @@ std::string SummaryJson(const ExploreSummary& s) {
   absl::StrAppend(&out, "  \"profile\": ", json::Quote(s.profile), ",\n");
   absl::StrAppend(&out, "  \"real\": ", s.real ? "true" : "false", ",\n");
   absl::StrAppend(&out, "  \"clock\": ",
-                  !s.real ? "null" : s.simulated ? "\"simulated\"" : "\"wall\"", ",\n");
+                  !s.real       ? "null"
+                  : s.simulated ? "\"simulated\""
+                                : "\"wall\"",
+                  ",\n");
   absl::StrAppend(&out, "  \"mock_faults\": ", s.mock_faults ? "true" : "false", ",\n");
   absl::StrAppend(&out, "  \"known\": ",
                   s.known_given ? absl::StrCat("{\"dir\": ", json::Quote(s.known_dir),
@@ -517,9 +521,9 @@ absl::StatusOr<ExploreSummary> ParseSummary(const std::string& text, const std::
     return absl::InvalidArgumentError(absl::StrCat(r.At(error_at), ": ", what));
   }
   RETURN_IF_ERROR(
-      r.Keys(*root, {"prodsim_explore_summary", "base", "profile", "real", "clock", "mock_faults", "known",
-                     "seed", "shards", "shard", "runs", "indexes", "wall_ns", "failures", "new",
-                     "harness_errors", "by_check", "signatures", "wire"}));
+      r.Keys(*root, {"prodsim_explore_summary", "base", "profile", "real", "clock", "mock_faults",
+                     "known", "seed", "shards", "shard", "runs", "indexes", "wall_ns", "failures",
+                     "new", "harness_errors", "by_check", "signatures", "wire"}));
   RETURN_IF_ERROR(r.Int(*root, "prodsim_explore_summary", kFormat, kFormat).status());
   ExploreSummary s;
   s.source = path;

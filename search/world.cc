@@ -11,8 +11,8 @@ namespace search {
 absl::StatusOr<World> World::Real(wire::RealOptions options, std::optional<wire::Clock> clock) {
   absl::StatusOr<wire::Driver> driver = wire::FindDriver(options.client);
   if (!driver.ok()) return driver.status();
-  options.clock = clock.value_or(driver->simulated_time ? wire::Clock::kSimulated
-                                                         : wire::Clock::kWall);
+  options.clock =
+      clock.value_or(driver->simulated_time ? wire::Clock::kSimulated : wire::Clock::kWall);
   World w;
   w.exact_ = driver->exact_replay;
   w.real_ = std::move(options);

@@ -676,7 +676,8 @@ void Bridge::Close(const ConnPtr& conn, bool reset, std::string_view how) {
   if (c->closed) return;
   c->closed = true;
   if (c->virtual_id != 0) {
-    if (!c->client_closed) sink_->Closed(c->virtual_id, !how.empty() ? how : reset ? "reset" : "eof");
+    if (!c->client_closed)
+      sink_->Closed(c->virtual_id, !how.empty() ? how : reset ? "reset" : "eof");
   } else {
     loop_.Remove(c->fd);
     if (reset) SetResetOnClose(c->fd);

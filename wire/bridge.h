@@ -274,7 +274,8 @@ class Bridge {
   uint64_t next_conn_ = 1;
   uint64_t accepted_ = 0;
   uint64_t activity_ = 0;
-  uint64_t dispatched_ = 0;  // requests sent on, in all  // bumped at each read: the connections' recency
+  uint64_t dispatched_ =
+      0;  // requests sent on, in all  // bumped at each read: the connections' recency
   size_t held_total_ = 0;
   size_t world_bytes_ = 0;
   bool world_full_ = false;

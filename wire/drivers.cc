@@ -366,8 +366,8 @@ absl::StatusOr<Driver> FindDriver(std::string_view client) {
     d.sequence_error_is_violation = k.sequence_error_is_violation;
     // The families whose drivers have simulated time, and whose replays
     // are exact (docs/real-clients.md).
-    d.simulated_time = std::string_view(k.family) == "kafkajs" ||
-                       std::string_view(k.family) == "sarama";
+    d.simulated_time =
+        std::string_view(k.family) == "kafkajs" || std::string_view(k.family) == "sarama";
     d.exact_replay = std::string_view(k.family) == "kafkajs";
     return d;
   }

@@ -256,16 +256,16 @@ class Lockstep final : public sim::Outside, public VirtualSink {
   }
 
   void ProtocolError(std::string_view line, std::string why) {
-    error_ = absl::StrCat("the driver broke the lockstep protocol at step ", step_, ": ", why,
-                          ": ", json::Av(line.substr(0, 200)));
+    error_ = absl::StrCat("the driver broke the lockstep protocol at step ", step_, ": ", why, ": ",
+                          json::Av(line.substr(0, 200)));
     done_ = true;
     sched_->Stop(error_);
   }
 
   // One line the driver printed (not its idle line), at `now`.
   void Apply(Time now, std::string line) {
-    static constexpr std::string_view kKeys[] = {"{\"dial\":", "{\"write\":", "{\"close\":",
-                                                 "{\"idle\":", "{\"exit\":"};
+    static constexpr std::string_view kKeys[] = {
+        "{\"dial\":", "{\"write\":", "{\"close\":", "{\"idle\":", "{\"exit\":"};
     const bool lockstep = std::any_of(std::begin(kKeys), std::end(kKeys), [&](std::string_view k) {
       return absl::StartsWith(line, json::Av(k));
     });
@@ -306,8 +306,8 @@ class Lockstep final : public sim::Outside, public VirtualSink {
     if (what == "write") {
       const json::Value* bytes = field(1, "bytes", json::Value::Kind::kString);
       std::string decoded;
-      if (bytes == nullptr || v->keys.size() != 2 || !absl::Base64Unescape(bytes->string, &decoded) ||
-          decoded.size() > kChunkBytes) {
+      if (bytes == nullptr || v->keys.size() != 2 ||
+          !absl::Base64Unescape(bytes->string, &decoded) || decoded.size() > kChunkBytes) {
         ProtocolError(line, "want {\"write\":C,\"bytes\":BASE64} of at most 262144 bytes");
         return;
       }
