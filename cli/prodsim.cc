@@ -179,13 +179,16 @@ struct ExpectHeld {
 };
 
 // What run --junit says of one run of a file: a case named by the file, its
-// class by the profile it ran with. Without --check-expect it passes iff the
-// verdict is pass; with it (`expect` given) iff the expectation holds. A
-// harness error that was not expected is an <error>.
+// class by the profile it ran with (or the real client, `client`). Without
+// --check-expect it passes iff the verdict is pass; with it (`expect` given)
+// iff the expectation holds. A harness error that was not expected is an
+// <error>.
 junit::Case RunCase(const std::string& path, const Scenario& run, const RunOutput& out,
-                    double wall_ms, const std::optional<ExpectHeld>& expect) {
+                    double wall_ms, const std::optional<ExpectHeld>& expect,
+                    const std::string& client = "") {
   PRODSIM_ASSERT(wall_ms >= 0);
-  const std::string profile(sarama::ProfileName(run.producer.profile));
+  const std::string profile =
+      client.empty() ? std::string(sarama::ProfileName(run.producer.profile)) : client;
   junit::Case c{.name = path,
                 .classname = absl::StrCat("prodsim.run.", profile),
                 .seconds = wall_ms / 1000,
@@ -199,7 +202,8 @@ junit::Case RunCase(const std::string& path, const Scenario& run, const RunOutpu
   if (expect) c.text = absl::StrCat(VerdictText(out), "\n");
   absl::StrAppend(&c.text, cli::ViolationsText(out, 0));
   if (out.verdict != Verdict::kHarnessError) absl::StrAppend(&c.text, cli::SignatureText(out, 0));
-  absl::StrAppend(&c.text, "replay: prodsim run ", ShellWord(path), " --profile ", profile,
+  absl::StrAppend(&c.text, "replay: prodsim run ", ShellWord(path),
+                  client.empty() ? " --profile " : " --client=", profile,
                   expect ? " --check-expect" : "");
   return c;
 }
@@ -287,7 +291,7 @@ int Run(const Args& args) {
       if (this_code != 0) std::printf("  expect does not hold: %s\n", why.c_str());
       expect = ExpectHeld{this_code == 0, why};
     }
-    if (cases != nullptr) cases->push_back(RunCase(path, run, out, wall_ms, expect));
+    if (cases != nullptr) cases->push_back(RunCase(path, run, out, wall_ms, expect, args.client));
     // Without --profile, every [expect.profiles."NAME"] entry too.
     if (args.check_expect && args.profile.empty() && args.client.empty() &&
         !CheckProfileEntries(path, s, cases)) {
