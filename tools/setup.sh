@@ -32,6 +32,11 @@ packages=(
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   packages+=(nodejs npm)
 fi
+# The Java driver (clients/java): a JDK and Maven, Debian's unless the
+# machine has them already (kafka-clients then comes from Maven Central).
+if ! command -v javac >/dev/null || ! command -v mvn >/dev/null; then
+  packages+=(openjdk-17-jdk-headless maven)
+fi
 if ! command -v go >/dev/null; then
   echo "setup: no go on PATH: the Sarama driver (clients/sarama) will not be built (Go 1.25 or newer)" >&2
 fi

@@ -175,6 +175,18 @@ constexpr KnownDriver kKnownDrivers[] = {
      "build the default preset (go 1.25 or newer and the module proxy), or "
      "clients/sarama/build.sh into $PRODSIM_CLIENTS_DIR",
      "1.42.1", "", ScenarioNames, false, 1, 5, true},
+    // The Java client (org.apache.kafka:kafka-clients): its real
+    // KafkaProducer, in lockstep in simulated time, over real sockets on the
+    // wall clock (clients/java/README.md).
+    // 3.0+: enable.idempotence true, acks all, 5 in flight (KIP-679); 2.x:
+    // false and acks 1 (FindDriver). Like librdkafka, it retries a batch
+    // answered OUT_OF_ORDER_SEQUENCE_NUMBER when one before it failed
+    // (TransactionManager's canRetry), so that answer is not itself a
+    // violation. 3.9.1 unless @VERSION: CMake builds 2.6.3, 3.9.1, 4.4.0.
+    {"java", "java", "prodsim-java", "java", nullptr,
+     "build the default preset (a JDK 17+ and Maven, Maven Central), or clients/java/build.sh "
+     "DIR VERSION with DIR in $PRODSIM_CLIENTS_DIR",
+     "3.9.1", "", ScenarioNames, true, -1, 5, false},
 };
 
 bool IsVersionText(std::string_view v) {
@@ -185,23 +197,43 @@ bool IsVersionText(std::string_view v) {
   });
 }
 
-// Where clients/sarama/build.sh is: an install's PREFIX/share/prodsim, else
+// Where clients/FAMILY/build.sh is: an install's PREFIX/share/prodsim, else
 // the source tree's.
-std::optional<std::filesystem::path> SaramaBuildScript() {
+std::optional<std::filesystem::path> BuildScript(std::string_view family) {
   std::vector<std::filesystem::path> candidates;
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     candidates.push_back(exe.parent_path().parent_path() / "share" / "prodsim" / "clients" /
-                         "sarama" / "build.sh");
+                         std::string(family) / "build.sh");
   }
 #ifdef PRODSIM_SOURCE_CLIENTS_DIR
-  candidates.push_back(std::filesystem::path(PRODSIM_SOURCE_CLIENTS_DIR) / "sarama" / "build.sh");
+  candidates.push_back(std::filesystem::path(PRODSIM_SOURCE_CLIENTS_DIR) / std::string(family) /
+                       "build.sh");
 #endif
   for (const std::filesystem::path& p : candidates) {
     if (access(p.c_str(), R_OK) == 0) return p;
   }
   return std::nullopt;
+}
+
+// Runs a driver's build script, its output on prodsim's stderr; true if it
+// exited 0.
+bool RunBuild(std::vector<std::string> argv) {
+  std::vector<char*> cargv;
+  for (std::string& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    dup2(STDERR_FILENO, STDOUT_FILENO);  // prodsim's stdout stays its own
+    execvp(cargv[0], cargv.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 // Builds the Sarama driver for `version` into `program` with
@@ -226,7 +258,7 @@ absl::Status BuildSarama(const std::string& version, const std::filesystem::path
   } else {
     args = {version};
   }
-  std::optional<std::filesystem::path> script = SaramaBuildScript();
+  std::optional<std::filesystem::path> script = BuildScript("sarama");
   if (!script) {
     return absl::NotFoundError(absl::StrCat("sarama ", version, " is not built: no ",
                                             program.string(),
@@ -240,23 +272,31 @@ absl::Status BuildSarama(const std::string& version, const std::filesystem::path
                                    script->string(), program.string()};
   if (!main || version == "main") argv.erase(argv.begin(), argv.begin() + 2);
   argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> cargv;
-  for (std::string& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) return absl::InternalError("fork failed: cannot run clients/sarama/build.sh");
-  if (pid == 0) {
-    dup2(STDERR_FILENO, STDOUT_FILENO);  // prodsim's stdout stays its own
-    execvp(cargv[0], cargv.data());
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || access(program.c_str(), X_OK) != 0) {
+  if (!RunBuild(std::move(argv)) || access(program.c_str(), X_OK) != 0) {
     return absl::NotFoundError(absl::StrCat("sarama ", version,
                                             " could not be built (clients/sarama/build.sh: see "
                                             "its lines above)"));
+  }
+  return absl::OkStatus();
+}
+
+// Builds the Java driver for kafka-clients `version` into `dir`
+// (clients/java/build.sh DIR VERSION: the artifact from Maven Central).
+absl::Status BuildJava(const std::string& version, const std::filesystem::path& dir,
+                       const std::filesystem::path& program) {
+  std::optional<std::filesystem::path> script = BuildScript("java");
+  if (!script) {
+    return absl::NotFoundError(absl::StrCat("java ", version, " is not built: no ",
+                                            program.string(),
+                                            " and no clients/java/build.sh to build it"));
+  }
+  std::cerr << "prodsim: building the Java driver for kafka-clients " << version << " into "
+            << dir.string() << " (" << script->string() << ")\n";
+  if (!RunBuild({"bash", script->string(), dir.string(), version}) ||
+      access(program.c_str(), X_OK) != 0) {
+    return absl::NotFoundError(absl::StrCat("java ", version,
+                                            " could not be built (clients/java/build.sh: see its "
+                                            "lines above)"));
   }
   return absl::OkStatus();
 }
@@ -291,12 +331,12 @@ absl::Status UseVersion(const KnownDriver& k, const std::string& version, Driver
     d->env.emplace_back("PRODSIM_KAFKAJS_MODULE", module.string());
     return absl::OkStatus();
   }
-  // Sarama: sarama-V/prodsim-sarama where the named drivers are (a build
-  // tree or an install holds the releases CMake built), else in the
+  // Sarama and Java: FAMILY-V/PROGRAM where the named drivers are (a build
+  // tree or an install holds the versions CMake built), else in the
   // versions directory, else built there now (clients/sarama/build.sh: a
-  // release from the module proxy; main from $PRODSIM_SARAMA_MAIN, a
-  // checkout).
-  const std::string subdir = absl::StrCat("sarama-", version);
+  // release from the module proxy, main from $PRODSIM_SARAMA_MAIN, a
+  // checkout; clients/java/build.sh: kafka-clients from Maven Central).
+  const std::string subdir = absl::StrCat(family, "-", version);
   if (std::optional<std::string> built =
           FindProgram(absl::StrCat(subdir, "/", k.program), k.subdir, nullptr)) {
     d->argv = {*built};
@@ -304,7 +344,9 @@ absl::Status UseVersion(const KnownDriver& k, const std::string& version, Driver
   }
   const std::filesystem::path program = dir / subdir / k.program;
   if (access(program.c_str(), X_OK) != 0) {
-    if (absl::Status st = BuildSarama(version, program); !st.ok()) return st;
+    absl::Status st = family == "java" ? BuildJava(version, dir / subdir, program)
+                                       : BuildSarama(version, program);
+    if (!st.ok()) return st;
   }
   d->argv = {program.string()};
   return absl::OkStatus();
@@ -346,7 +388,8 @@ absl::StatusOr<Driver> FindDriver(std::string_view client) {
     // A Sarama version other than the built-in one is a program of its own
     // (UseVersion), found or built without the default one.
     const bool own_program =
-        std::string_view(k.family) == "sarama" && !version.empty() && version != k.built_version;
+        (std::string_view(k.family) == "sarama" || std::string_view(k.family) == "java") &&
+        !version.empty() && version != k.built_version;
     if (!program && !own_program) {
       return absl::NotFoundError(
           absl::StrCat("the ", k.name, " driver (", k.program, ") was not found: ", k.missing));
@@ -364,11 +407,18 @@ absl::StatusOr<Driver> FindDriver(std::string_view client) {
     d.acks_default = k.acks_default;
     d.max_in_flight_default = k.max_in_flight_default;
     d.sequence_error_is_violation = k.sequence_error_is_violation;
+    // kafka-clients before 3.0: enable.idempotence false, acks 1 (KIP-679
+    // changed both in 3.0).
+    if (std::string_view(k.family) == "java" && version.size() > 1 && version[0] < '3' &&
+        version[1] == '.') {
+      d.idempotent_default = false;
+      d.acks_default = 1;
+    }
     // The families whose drivers have simulated time, and whose replays
     // are exact (docs/real-clients.md).
-    d.simulated_time =
-        std::string_view(k.family) == "kafkajs" || std::string_view(k.family) == "sarama";
-    d.exact_replay = std::string_view(k.family) == "kafkajs";
+    const std::string_view family = k.family;
+    d.simulated_time = family == "kafkajs" || family == "sarama" || family == "java";
+    d.exact_replay = family == "kafkajs" || family == "java";
     return d;
   }
   if (client.empty())
