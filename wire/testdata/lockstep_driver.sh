@@ -18,7 +18,7 @@ while read -r line; do
     bad-base64) echo '{"dial":1,"host":"127.0.0.1","port":1}'; echo '{"write":1,"bytes":"%%%"}'
                 echo "{\"idle\":$n,\"now_ns\":$now,\"next_ns\":-1}" ;;
     garbage-dial) echo '{"dial":"one"}'; echo "{\"idle\":$n,\"now_ns\":$now,\"next_ns\":-1}" ;;
-    silent) sleep 1000 ;;
+    silent) sleep 997 ;;  # not 1000 or 1001: wire_misbehaving_clients looks for those
     crash) echo '{"dial":1,"host":"127.0.0.1","port":1}'; exit 1 ;;
     # Answers every step and never closes: the trial runs to its time limit.
     idle-forever) echo "{\"idle\":$n,\"now_ns\":$now,\"next_ns\":$((now + 1000000000))}" ;;
