@@ -31,6 +31,14 @@ prodsim bench --runs=3 --seeds=1 >/dev/null || fail "prodsim bench (compiled-in 
 prodsim decode "$share/fuzz/testdata/scenario_fuzzer-crash-2803" -o "$prefix/finding.toml" \
   >/dev/null || [ -s "$prefix/finding.toml" ] || fail "prodsim decode wrote nothing"
 grep -q '^\[expect\]' "$prefix/finding.toml" || fail "the decoded finding has no [expect]"
+# The installed kafkajs driver runs in simulated time (its lockstep.js and
+# node_modules installed beside it), where the build has it.
+kafkajs="$prefix/libexec/prodsim/kafkajs/prodsim-kafkajs"
+if [ -x "$kafkajs" ]; then
+  out=$(prodsim run "$share/scenarios/known/sarama-2803-assertion.toml" --client="$kafkajs" 2>&1) || true
+  grep -q "client=kafkajs 2.2.4 digest=" <<<"$out" ||
+    fail "the installed kafkajs driver did not run in simulated time: $(head -3 <<<"$out")"
+fi
 for doc in README.md docs/DESIGN.md docs/usage.md docs/real-clients.md docs/fidelity.md \
            docs/testing.md docs/measurements.md docs/explorations.md docs/speed.md docs/ci.md \
            scenarios/README.md scenarios/known/README.md fault_models/README.md fuzz/README.md; do
