@@ -79,7 +79,11 @@ struct Args {
 // A file's run: the model's (RunScenario), or with --client the real
 // client's in simulated time, bounded by the scenario's own limits.
 wire::RealOutput RunClient(const Args& args, const Scenario& s, const RunOptions& options = {}) {
-  if (args.client.empty()) return wire::RealOutput{.run = RunScenario(s, options)};
+  if (args.client.empty()) {
+    wire::RealOutput out;
+    out.run = RunScenario(s, options);
+    return out;
+  }
   wire::RealOptions o;
   o.client = args.client;
   o.clock = wire::Clock::kSimulated;
