@@ -161,9 +161,9 @@ std::string OutcomeLine(const std::string& path, const RunOutput& out, double wa
 }
 
 // `second`: a line printed right after the outcome's (run --client's
-// ClientLine), or empty.
+// ClientLine), or empty; `client`: run's --client, for the trace command.
 void PrintOutcome(const std::string& path, const RunOutput& out, double wall_ms,
-                  const std::string& second = "") {
+                  const std::string& second = "", const std::string& client = "") {
   std::printf("%s\n", OutcomeLine(path, out, wall_ms).c_str());
   if (!second.empty()) std::printf("%s\n", second.c_str());
   cli::PrintViolations(out, 2);
@@ -171,7 +171,8 @@ void PrintOutcome(const std::string& path, const RunOutput& out, double wall_ms,
   if (out.verdict == Verdict::kHarnessError) return;
   cli::PrintSignature(out, 2);
   if (out.verdict != Verdict::kPass) {
-    std::printf("  see the trace: prodsim run %s --trace=trace.txt\n", path.c_str());
+    std::printf("  see the trace: prodsim run %s%s --trace=trace.txt\n", path.c_str(),
+                client.empty() ? "" : absl::StrCat(" --client=", client).c_str());
   }
 }
 
@@ -275,7 +276,7 @@ int Run(const Args& args) {
     const wire::RealOutput real = RunClient(args, run, options);
     const RunOutput& out = real.run;
     const double wall_ms = MillisSince(start);
-    PrintOutcome(path, out, wall_ms, args.client.empty() ? "" : ClientLine(real));
+    PrintOutcome(path, out, wall_ms, args.client.empty() ? "" : ClientLine(real), args.client);
     if (!args.trace_out.empty()) {
       std::ofstream f(args.trace_out);
       f << out.trace;

@@ -17,7 +17,12 @@
 #    seconds) decoded into a scenario file, and shrunk;
 # 6. wire mode: the real librdkafka 2.0.2 (Debian's) against the same
 #    cluster model on 127.0.0.1: 1,000 messages without faults pass every
-#    check; the #4438 scenario file ends in librdkafka's fatal error.
+#    check; the #4438 scenario file ends in librdkafka's fatal error;
+# 7. simulated time: the real kafkajs 2.2.4 in lockstep with the simulated
+#    cluster (clients/README.md) replays its sequence-reuse finding, the
+#    same verdict and digest twice, and the real Java producer
+#    (kafka-clients 3.9.1) passes the same file (where node and the Java
+#    driver are built).
 # A step whose point is a failing verdict checks that verdict. The demo
 # exits 0 when every step did what it shows, 1 when one did not.
 set -euo pipefail
@@ -90,6 +95,28 @@ expect 0 "librdkafka without faults" prodsim real wire/testdata/librdkafka-fault
 expect 4 "librdkafka #4438" prodsim real \
   scenarios/known/real/librdkafka-2.0.2-4438-sequence-desync.toml --client=librdkafka \
   --trials=5 --until-failure
+echo
+echo "== 7. simulated time: a real client's failure replays (one verdict, one digest)"
+reuse=scenarios/known/real/kafkajs-2.2.4-lost-response-sequence-reuse.toml
+if prodsim run "$reuse" --client=kafkajs >"$out/sim1.txt" 2>&1 ||
+   grep -q "client=kafkajs" "$out/sim1.txt"; then
+  expect 1 "kafkajs sequence-reuse in simulated time" prodsim run "$reuse" --client=kafkajs
+  d1=$(grep -o 'digest=[0-9a-f]*' "$out/sim1.txt" | head -1)
+  d2=$( (prodsim run "$reuse" --client=kafkajs 2>&1 || true) | grep -o 'digest=[0-9a-f]*' | head -1)
+  if [ "$d1" = "$d2" ]; then
+    echo "replayed: $d1 both times"
+  else
+    echo "DEMO: two runs, two digests ($d1, $d2)" >&2
+    failed=1
+  fi
+  if prodsim run "$reuse" --client=java >"$out/java.txt" 2>&1 || grep -q "client=java" "$out/java.txt"; then
+    expect 0 "the Java producer on the same file" prodsim run "$reuse" --client=java
+  else
+    echo "(the Java driver is not built: $(head -1 "$out/java.txt"))"
+  fi
+else
+  echo "(the kafkajs driver is not built: $(head -1 "$out/sim1.txt"))"
+fi
 echo
 if [ $failed = 0 ]; then
   echo "demo: every step did what it shows"
