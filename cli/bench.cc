@@ -364,17 +364,14 @@ int BenchCommand(BenchArgs& a) {
       std::fprintf(stderr, "prodsim: bench --simulated needs --file=FILE\n");
       return kExitUsage;
     }
-    absl::StatusOr<Scenario> parsed = LoadScenario(a.file.path);
-    if (!parsed.ok()) {
-      std::fprintf(stderr, "%s\n", std::string(parsed.status().message()).c_str());
-      return absl::IsNotFound(parsed.status()) ? 66 : 65;
-    }
+    Scenario file;
+    if (!LoadOrSay(a.file, &file, &code)) return code;
     a.simulated_args.client = a.wire_args.client;
     if (a.jobs_set > 0) a.simulated_args.wall_jobs = static_cast<unsigned>(a.jobs_set);
     if (a.wire_args.real_trials != WireBenchArgs{}.real_trials) {
       a.simulated_args.trials = a.wire_args.real_trials;
     }
-    return SimulatedBench(*parsed, a.file.path, a.simulated_args);
+    return SimulatedBench(file, a.file.path, a.simulated_args);
   }
   if (a.wire) {
     if (!a.base.given) a.base = {"bench/scenarios/wire-mix.toml"};

@@ -85,8 +85,6 @@ class Lockstep final : public sim::Outside, public VirtualSink {
   }
   // The protocol error that ended the run (the driver's), or empty.
   const std::string& error() const { return error_; }
-  // The driver did not answer a step within kStepWallMax.
-  bool unanswered() const { return unanswered_; }
   uint64_t steps() const { return step_; }
   // The driver's last answer was its exit line.
   bool exiting() const { return exiting_; }
@@ -109,8 +107,7 @@ class Lockstep final : public sim::Outside, public VirtualSink {
       // driver makes it happen, so the driver may run its own timers up to
       // it (until_ns, exclusive: the simulation's events at `deadline` come
       // first, as they would if the driver were stepped there).
-      const Time stopped = Step(now, deadline);
-      return stopped;
+      return Step(now, deadline);
     }
     return std::min(deadline, client_next_);
   }
@@ -173,7 +170,6 @@ class Lockstep final : public sim::Outside, public VirtualSink {
       if (child_->exited()) {
         sched_->Stop("the client exited");
       } else {
-        unanswered_ = true;
         sched_->Stop(absl::StrCat("the client did not answer step ", stepped, " within ",
                                   step_bound_.ToString(), "s of wall time"));
       }
@@ -339,7 +335,6 @@ class Lockstep final : public sim::Outside, public VirtualSink {
   Time client_next_ = Time();  // step 0 is at time 0
   uint64_t step_ = 0;
   bool done_ = false;
-  bool unanswered_ = false;
   std::string error_;
 };
 
@@ -578,13 +573,11 @@ RealOutput RunReal(const Scenario& scenario, const RealOptions& options) {
   spec.env = driver->env;
   spec.stdin_text =
       JobLine(s.workload, topics, w->bridge.bootstrap(), flush_timeout, config.config) + "\n";
+  Child::LineCallback on_line;
   if (simulated_time) {
     spec.keep_stdin_open = true;
     spec.env.emplace_back("PRODSIM_CLOCK", "simulated");
     spec.env.emplace_back("PRODSIM_SEED", absl::StrCat(s.seed));
-  }
-  Child::LineCallback on_line;
-  if (simulated_time) {
     on_line = [&lockstep = w->lockstep](std::string line) { lockstep.OnLine(std::move(line)); };
   } else {
     on_line = [&lines, &loop = w->loop](std::string line) {
