@@ -33,7 +33,7 @@ import org.apache.kafka.common.network.NetworkReceive;
  * <p>Only participants and the coordinator call it, one at a time, so it
  * needs no lock of its own (the baton's monitors order the memory).
  */
-abstract class SimSelectorBase {
+abstract class SimSelectorBase<S> {
   static final int kChunkBytes = 262144;
   static final int kFrameBytesMax = 100 << 20;
 
@@ -176,13 +176,24 @@ abstract class SimSelectorBase {
     return k != null && k.connected && !k.remoteClosed;
   }
 
-  // ---- sends, by the version's Send API
+  // ---- sends, of the version's Send type S (Send before 2.8, NetworkSend
+  // from 2.8): written in this poll's step, then completed at the next poll.
 
-  protected abstract void clearSends();
+  protected final List<S> written = new ArrayList<>();
+  protected final List<S> completed = new ArrayList<>();
 
-  protected abstract void moveSends();
+  private void clearSends() {
+    completed.clear();
+  }
 
-  protected abstract boolean hasSends();
+  private void moveSends() {
+    completed.addAll(written);
+    written.clear();
+  }
+
+  private boolean hasSends() {
+    return !written.isEmpty();
+  }
 
   /** Writes `bytes` out on the connection of node `id` as write lines. */
   protected void writeOut(String id, byte[] bytes) {

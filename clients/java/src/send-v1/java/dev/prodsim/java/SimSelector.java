@@ -4,7 +4,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.GatheringByteChannel;
-import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.common.network.Selectable;
 import org.apache.kafka.common.network.Send;
@@ -13,10 +12,7 @@ import org.apache.kafka.common.network.Send;
  * SimSelectorBase for kafka-clients before 2.8, where Selectable.send takes
  * a Send (with its destination) and Send.writeTo a GatheringByteChannel.
  */
-class SimSelector extends SimSelectorBase implements Selectable {
-  private final List<Send> written = new ArrayList<>();
-  private final List<Send> completed = new ArrayList<>();
-
+class SimSelector extends SimSelectorBase<Send> implements Selectable {
   SimSelector(Lockstep ls) {
     super(ls);
   }
@@ -36,22 +32,6 @@ class SimSelector extends SimSelectorBase implements Selectable {
   @Override
   public List<Send> completedSends() {
     return completed;
-  }
-
-  @Override
-  protected void clearSends() {
-    completed.clear();
-  }
-
-  @Override
-  protected void moveSends() {
-    completed.addAll(written);
-    written.clear();
-  }
-
-  @Override
-  protected boolean hasSends() {
-    return !written.isEmpty();
   }
 
   /** A channel that takes every byte at once. */

@@ -4,7 +4,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.common.network.NetworkSend;
 import org.apache.kafka.common.network.Selectable;
@@ -14,10 +13,7 @@ import org.apache.kafka.common.network.TransferableChannel;
  * SimSelectorBase for kafka-clients 2.8 and later, where Selectable.send
  * takes a NetworkSend and Send.writeTo a TransferableChannel.
  */
-class SimSelector extends SimSelectorBase implements Selectable {
-  private final List<NetworkSend> written = new ArrayList<>();
-  private final List<NetworkSend> completed = new ArrayList<>();
-
+class SimSelector extends SimSelectorBase<NetworkSend> implements Selectable {
   SimSelector(Lockstep ls) {
     super(ls);
   }
@@ -37,22 +33,6 @@ class SimSelector extends SimSelectorBase implements Selectable {
   @Override
   public List<NetworkSend> completedSends() {
     return completed;
-  }
-
-  @Override
-  protected void clearSends() {
-    completed.clear();
-  }
-
-  @Override
-  protected void moveSends() {
-    completed.addAll(written);
-    written.clear();
-  }
-
-  @Override
-  protected boolean hasSends() {
-    return !written.isEmpty();
   }
 
   /** A channel that takes every byte at once. */
