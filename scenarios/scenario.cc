@@ -30,6 +30,7 @@
 #include "base/assert.h"
 #include "base/file.h"
 #include "base/status_macros.h"
+#include "scenarios/known_on.h"
 #include "scenarios/realism.h"
 #include "scenarios/schema.h"
 #include "scenarios/toml_reader.h"
@@ -674,6 +675,16 @@ void ReadVerdictAndCheck(TableReader& r, const Section& s, std::string_view name
 // scenario's producer.profile (which the top of [expect] is about).
 void ReadExpect(TableReader& r, std::string_view own, ExpectSpec* e) {
   ReadVerdictAndCheck(r, schema::ExpectSection(), "expect", e, &e->verdict);
+  if (!e->known_on.empty()) {
+    if (absl::StatusOr<KnownOn> k = ParseKnownOn(e->known_on); !k.ok()) {
+      r.diag().Add(r.PosOrTable("known_on"),
+                   absl::StrCat("expect.known_on: ", k.status().message()),
+                   "write CLIENT@VERSIONS: a client and versions or ranges, comma-separated");
+    } else if (e->signature.empty()) {
+      r.diag().Add(r.PosOrTable("known_on"), "expect.known_on is set but signature is not",
+                   "known_on says where a signature is known: add signature, or remove known_on");
+    }
+  }
   if (const toml::table* profiles = r.Table("profiles")) {
     for (auto&& [key, node] : *profiles) {
       const std::string name(key.str());
@@ -898,10 +909,13 @@ void PrintFault(const FaultSpec& f, std::string* out) {
 }
 
 void PrintExpect(const ExpectSpec& e, std::string* out) {
-  PrintSection(schema::ExpectSection(), &e, out, {"check", "signature"});
+  PrintSection(schema::ExpectSection(), &e, out, {"check", "signature", "known_on"});
   if (!e.check.empty()) PrintField(*schema::Find(schema::ExpectSection(), "check"), &e, out);
   if (!e.signature.empty()) {
     PrintField(*schema::Find(schema::ExpectSection(), "signature"), &e, out);
+  }
+  if (!e.known_on.empty()) {
+    PrintField(*schema::Find(schema::ExpectSection(), "known_on"), &e, out);
   }
   for (const ProfileExpectSpec& p : e.profiles) {
     absl::StrAppend(

@@ -226,6 +226,7 @@ Scenario ExpectedFullExample() {
       ExpectSpec{.verdict = checks::Verdict::kSafety,
                  .check = "acked-batches-in-order",
                  .signature = "",
+                 .known_on = "",
                  .profiles = {ProfileExpectSpec{"sarama-main", checks::Verdict::kPass, "", ""}}};
   return s;
 }
@@ -615,6 +616,13 @@ std::vector<MalformedCase> MalformedCases() {
        "bad setting name \"linger ms\""},
       {"client_bad_value", kBase + "[clients.librdkafka]\n\"linger.ms\" = 1.5\n", 8,
        "must be a string, an integer or a boolean"},
+      {"known_on_bad_range",
+       kBase + "[expect]\nverdict = \"safety\"\nsignature = \"x@librdkafka\"\n"
+               "known_on = \"librdkafka@2.15..2.0\"\n",
+       10, "expect.known_on: bad version range \"2.15..2.0\": its low end is above its high end"},
+      {"known_on_without_signature",
+       kBase + "[expect]\nverdict = \"safety\"\nknown_on = \"librdkafka@2.0.2\"\n", 9,
+       "expect.known_on is set but signature is not"},
   };
 }
 

@@ -650,6 +650,14 @@ constexpr Field kExpectFields[] = {
                                 .doc = "the failure's signature: mechanism@function, as `prodsim "
                                        "run` prints it (checks/signature.h)",
                                 .rule = "not with `pass`; left out: not checked"}),
+    Of<&ExpectSpec::known_on>(
+        {.key = "known_on",
+         .type = Type::kString,
+         .hi = 200,
+         .doc = "a real client's finding: the client and its versions it is known on, "
+                "CLIENT@RANGES (\"librdkafka@2.0.2..2.15.1,2.16.0\"; \"3.0.0..\" is open "
+                "above); explore --known keys the signature by them",
+         .rule = "with `signature`; left out: known on the file's profile"}),
 };
 
 constexpr Field kProfileExpectFields[] = {
@@ -804,7 +812,7 @@ StringList Profiles() { return kProfiles; }
 
 // The driver families of wire/drivers.cc that take settings of their own
 // (kafkajs-fixes runs the kafkajs driver, so it reads [clients.kafkajs]).
-constexpr std::string_view kClientNames[] = {"librdkafka", "kafkajs"};
+constexpr std::string_view kClientNames[] = {"franz-go", "java", "kafkajs", "librdkafka"};
 StringList ClientNames() { return kClientNames; }
 StringList Policies() { return kPolicies; }
 StringList Verdicts() { return kVerdicts; }

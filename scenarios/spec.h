@@ -248,6 +248,9 @@ struct ExpectSpec {
   // The failure's signature (checks/signature.h), "mechanism@function" or
   // "unclassified"; empty: not checked.
   std::string signature;
+  // A real client's finding: the client and versions it is known on
+  // (scenarios/known_on.h), "CLIENT@RANGES"; empty: the file's profile.
+  std::string known_on;
   std::vector<ProfileExpectSpec> profiles;  // other profiles, sorted by name
 
   bool operator==(const ExpectSpec&) const = default;

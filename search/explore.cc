@@ -340,28 +340,60 @@ void KnownSignatures::Add(const std::string& signature, const std::string& profi
   by_signature_[signature].insert(IsModelSignature(signature) ? profile : std::string(kAnyWorld));
 }
 
+void KnownSignatures::Add(const std::string& signature, const scenarios::KnownOn& on,
+                          const std::string& text) {
+  by_client_[signature].emplace(text, on);
+}
+
 bool KnownSignatures::Known(const std::string& signature, const std::string& profile) const {
-  const auto it = by_signature_.find(signature);
-  if (it == by_signature_.end()) return false;
-  return it->second.contains(profile) || it->second.contains(std::string(kAnyWorld));
+  if (const auto it = by_signature_.find(signature); it != by_signature_.end()) {
+    if (it->second.contains(profile) || it->second.contains(std::string(kAnyWorld))) return true;
+  }
+  const auto it = by_client_.find(signature);
+  if (it == by_client_.end()) return false;
+  const size_t at = profile.find('@');
+  if (at == std::string::npos) return false;
+  const std::string_view client = std::string_view(profile).substr(0, at);
+  const std::string_view version = std::string_view(profile).substr(at + 1);
+  for (const auto& [text, on] : it->second) {
+    if (on.Covers(client, version)) return true;
+  }
+  return false;
+}
+
+size_t KnownSignatures::size() const {
+  std::set<std::string> all;
+  for (const auto& [signature, profiles] : by_signature_) all.insert(signature);
+  for (const auto& [signature, ons] : by_client_) all.insert(signature);
+  return all.size();
 }
 
 std::string KnownSignatures::Listing() const {
+  std::map<std::string, std::set<std::string>> merged = by_signature_;
+  for (const auto& [signature, ons] : by_client_) {
+    for (const auto& [text, on] : ons) merged[signature].insert(text);
+  }
   std::string out;
-  for (const auto& [signature, profiles] : by_signature_) {
+  for (const auto& [signature, profiles] : merged) {
     absl::StrAppend(&out, signature, " ", absl::StrJoin(profiles, ", "), "\n");
   }
   return out;
 }
 
 std::string KnownSignatures::ProfilesOf(const std::string& signature) const {
-  const auto it = by_signature_.find(signature);
-  if (it == by_signature_.end()) return "";
-  return absl::StrJoin(it->second, ", ");
+  std::set<std::string> all;
+  if (const auto it = by_signature_.find(signature); it != by_signature_.end()) all = it->second;
+  if (const auto it = by_client_.find(signature); it != by_client_.end()) {
+    for (const auto& [text, on] : it->second) all.insert(text);
+  }
+  return absl::StrJoin(all, ", ");
 }
 
 std::string WorldProfile(const Scenario& base, const World& world) {
-  return world.real() ? world.Name() : std::string(sarama::ProfileName(base.producer.profile));
+  if (!world.real()) return std::string(sarama::ProfileName(base.producer.profile));
+  if (world.version().empty()) return world.Name();
+  const std::string name = world.Name();
+  return absl::StrCat(name.substr(0, name.find('@')), "@", world.version());
 }
 
 bool LoadKnownSignatures(const std::string& dir, KnownSignatures* known, int* code) {
@@ -385,7 +417,13 @@ bool LoadKnownSignatures(const std::string& dir, KnownSignatures* known, int* co
     }
     size_t named = 0;
     if (s->expect.has_value()) {
-      if (!s->expect->signature.empty()) {
+      if (!s->expect->signature.empty() && !s->expect->known_on.empty()) {
+        // The parser checked the text.
+        absl::StatusOr<scenarios::KnownOn> on = scenarios::ParseKnownOn(s->expect->known_on);
+        PRODSIM_ASSERT(on.ok());
+        known->Add(s->expect->signature, *on, s->expect->known_on);
+        ++named;
+      } else if (!s->expect->signature.empty()) {
         known->Add(s->expect->signature, std::string(sarama::ProfileName(s->producer.profile)));
         ++named;
       }

@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "scenarios/explore.h"
+#include "scenarios/known_on.h"
 #include "scenarios/scenario.h"
 #include "search/summary.h"
 #include "search/world.h"
@@ -31,20 +32,25 @@ namespace search {
 // it. A model signature is known on the producer profiles that give it: a
 // file's [expect] on the file's own profile, each [expect.profiles."NAME"]
 // on NAME. A regression that brings a sarama-1.42.1 mechanism back on
-// sarama-main is new there. A real client's signature (its function is the
-// client, "sequence-reuse@kafkajs") names its world itself and is known
-// wherever it shows.
+// sarama-main is new there. A real client's signature is known on the
+// client and versions its file's [expect] known_on names
+// (scenarios/known_on.h), and new on any other version: the world of a
+// real client is "NAME@VERSION" (WorldProfile: "kafkajs-fixes@2.3.1"). A real client's signature
+// in a file without known_on is known wherever it shows.
 class KnownSignatures {
  public:
   // `profile`: the producer profile the signature was recorded on.
   void Add(const std::string& signature, const std::string& profile);
-  bool empty() const { return by_signature_.empty(); }
+  // A real client's finding, known on `on`'s client and versions.
+  void Add(const std::string& signature, const scenarios::KnownOn& on, const std::string& text);
+  bool empty() const { return by_signature_.empty() && by_client_.empty(); }
   // Whether `signature` is known in a world of `profile` (a model profile,
-  // or a real client's name).
+  // or a real client's "NAME@VERSION").
   bool Known(const std::string& signature, const std::string& profile) const;
-  // The profiles `signature` is known on, "" if none ("sarama-1.42.1").
+  // The profiles and client versions `signature` is known on, "" if none
+  // ("sarama-1.42.1", "librdkafka@2.0.2..2.15.1").
   std::string ProfilesOf(const std::string& signature) const;
-  size_t size() const { return by_signature_.size(); }
+  size_t size() const;
   // One line per signature, "SIGNATURE PROFILE, PROFILE", in order: what a
   // summary's digest of the known signatures is taken over.
   std::string Listing() const;
@@ -52,6 +58,8 @@ class KnownSignatures {
  private:
   static constexpr std::string_view kAnyWorld = "*";
   std::map<std::string, std::set<std::string>> by_signature_;
+  // Real clients' findings with known_on: the parsed ranges by their text.
+  std::map<std::string, std::map<std::string, scenarios::KnownOn>> by_client_;
 };
 
 struct ExploreOptions {
@@ -91,7 +99,8 @@ int Explore(const scenarios::Scenario& base, const World& world, const ExploreOp
 bool LoadKnownSignatures(const std::string& dir, KnownSignatures* known, int* code);
 
 // The profile explore's findings are known or new on: the model's base
-// profile, or the real client's name.
+// profile, or the real client's "NAME@VERSION" (a --client=CMD driver:
+// its command).
 std::string WorldProfile(const scenarios::Scenario& base, const World& world);
 
 }  // namespace search

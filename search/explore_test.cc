@@ -66,7 +66,55 @@ TEST(KnownSignatures, TheKnownDirectoryLoadsPerProfile) {
   // sarama-1.42.1-retry-batch-no-backoff.toml: a v1.42.1 bug main fixed.
   EXPECT_TRUE(known.Known("retry-without-backoff@asyncProducer.retryBatch", "sarama-1.42.1"));
   EXPECT_FALSE(known.Known("retry-without-backoff@asyncProducer.retryBatch", "sarama-main"));
-  EXPECT_TRUE(known.Known("sequence-reuse@kafkajs", "kafkajs"));
+  // The real files' known_on: a finding known on some versions of its
+  // client, new on the others (issue 29: the Sarama job could not gate).
+  EXPECT_TRUE(known.Known("sequence-reuse@kafkajs", "kafkajs@2.2.4"));
+  EXPECT_TRUE(known.Known("sequence-reuse@kafkajs", "kafkajs-fixes@2.3.1"));
+  EXPECT_FALSE(known.Known("sequence-reuse@kafkajs", "kafkajs@2.3.0"));
+  EXPECT_TRUE(known.Known("goroutine-leak@Broker.responseReceiver", "sarama@1.42.1"));
+  EXPECT_FALSE(known.Known("goroutine-leak@Broker.responseReceiver", "sarama@1.61.1"));
+  EXPECT_TRUE(known.Known("ack-without-write@librdkafka", "librdkafka@2.12.0"));
+  EXPECT_FALSE(known.Known("ack-without-write@librdkafka", "librdkafka@2.16.0"));
+  EXPECT_EQ(known.ProfilesOf("rewritten-under-new-epoch@librdkafka"), "librdkafka@2.0.2..2.15.1");
+}
+
+// known_on keys a real client's signature by client and version range: a
+// finding known on one version and seen on another is new there, and says
+// where it is known.
+TEST(KnownSignatures, ARealFindingIsKnownOnItsClientsVersions) {
+  KnownSignatures known;
+  const absl::StatusOr<scenarios::KnownOn> on =
+      scenarios::ParseKnownOn("librdkafka@2.0.2..2.15.1,2.16.0; java@3.0..");
+  ASSERT_TRUE(on.ok()) << on.status();
+  known.Add("ack-without-write@librdkafka", *on, "librdkafka@2.0.2..2.15.1,2.16.0; java@3.0..");
+  EXPECT_TRUE(known.Known("ack-without-write@librdkafka", "librdkafka@2.0.2"));
+  EXPECT_TRUE(known.Known("ack-without-write@librdkafka", "librdkafka@2.9.1"));
+  EXPECT_TRUE(known.Known("ack-without-write@librdkafka", "librdkafka@2.16"));
+  EXPECT_FALSE(known.Known("ack-without-write@librdkafka", "librdkafka@2.15.2"));
+  EXPECT_FALSE(known.Known("ack-without-write@librdkafka", "librdkafka@2.0.1"));
+  EXPECT_FALSE(known.Known("ack-without-write@librdkafka", "librdkafka"));
+  EXPECT_FALSE(known.Known("ack-without-write@librdkafka", "kafkajs@2.2.4"));
+  EXPECT_TRUE(known.Known("ack-without-write@librdkafka", "java@4.4.0"));
+  EXPECT_FALSE(known.Known("ack-without-write@librdkafka", "java@2.8.2"));
+  EXPECT_EQ(known.ProfilesOf("ack-without-write@librdkafka"),
+            "librdkafka@2.0.2..2.15.1,2.16.0; java@3.0..");
+  EXPECT_EQ(known.size(), 1u);
+}
+
+TEST(KnownOn, ParsesRangesAndRefusesBadOnes) {
+  using scenarios::CompareVersions;
+  EXPECT_LT(CompareVersions("2.9.1", "2.15.0"), 0);
+  EXPECT_EQ(CompareVersions("2.16", "2.16.0"), 0);
+  EXPECT_LT(CompareVersions("main", "1.0.0"), 0);
+  const absl::StatusOr<scenarios::KnownOn> main = scenarios::ParseKnownOn("sarama@main,1.42.1");
+  ASSERT_TRUE(main.ok());
+  EXPECT_TRUE(main->Covers("sarama", "main"));
+  EXPECT_TRUE(main->Covers("sarama", "1.42.1"));
+  EXPECT_FALSE(main->Covers("sarama", "1.42.2"));
+  for (const char* bad : {"librdkafka", "@2.0", "librdkafka@", "librdkafka@2.15..2.0",
+                          "sarama@main..1.0", "librdkafka@2 0", "librdkafka@2.0,"}) {
+    EXPECT_FALSE(scenarios::ParseKnownOn(bad).ok()) << bad;
+  }
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ absl::StatusOr<World> World::Real(wire::RealOptions options, std::optional<wire:
   w.exact_ = driver->exact_replay;
   w.real_ = std::move(options);
   w.family_ = driver->family.empty() ? "other" : driver->family;
+  w.version_ = driver->version;
   return w;
 }
 

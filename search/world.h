@@ -54,11 +54,15 @@ class World {
   // The client family explore draws settings for ("librdkafka", "kafkajs",
   // "sarama", "other"), "" for the model.
   const std::string& family() const { return family_; }
+  // The client's version as run ("2.0.2" for --client=librdkafka), "" for
+  // the model and a --client=CMD driver.
+  const std::string& version() const { return version_; }
   const wire::RealOptions* real_options() const { return real_ ? &*real_ : nullptr; }
 
  private:
   std::optional<wire::RealOptions> real_;
   std::string family_;
+  std::string version_;
   bool exact_ = false;
 };
 

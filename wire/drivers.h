@@ -37,6 +37,9 @@ struct Driver {
   // The client family whose [clients."NAME"] settings the driver takes
   // ("librdkafka", "kafkajs"), or "" (a --client=CMD driver: none).
   std::string family;
+  // The client's version as run: the @VERSION given, else the one the
+  // program is built on ("2.0.2" for librdkafka). "" for --client=CMD.
+  std::string version;
   std::vector<std::string> argv;
   // Set in the driver's environment: the library or module of a version
   // (LD_LIBRARY_PATH for librdkafka@V, PRODSIM_KAFKAJS_MODULE for kafkajs).
