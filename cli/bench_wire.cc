@@ -188,6 +188,7 @@ int WireJobsBench(const Scenario& file, const std::string& file_path, const Scen
   //    the base), at --jobs=1 and at --jobs=J.
   scenarios::GenerateOptions g;
   g.client = world->family();
+  g.client_version = world->version();
   std::vector<Scenario> generated;
   for (uint64_t i = 0; i < a.generated; ++i) {
     generated.push_back(Generate(base, ExploreSeed(1, 0, 1, i), g));

@@ -432,6 +432,7 @@ int Explore(const ExploreArgs& a) {
   o.shrink = a.shrink;
   o.generate.mock_faults = a.mock_faults;
   o.generate.client = world.family();
+  o.generate.client_version = world.version();
   // A wall-clock trial sleeps most of its time; a simulated one computes.
   o.jobs = a.jobs > 0                           ? a.jobs
            : world.real() && !world.simulated() ? search::kRealJobsDefault

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <iterator>
 
+#include "absl/strings/str_cat.h"
 #include "base/assert.h"
+#include "scenarios/known_on.h"
 
 namespace scenarios {
 namespace {
@@ -50,6 +52,54 @@ constexpr ClientField kKafkajsFields[] = {
     {"connectionTimeout", kJsConnect, 300},
 };
 
+// The Java producer (kafka-clients; clients/java/README.md): its own
+// properties, valid from 2.2 on unless `since` says. enable.idempotence and
+// acks come from [producer]; request.timeout.ms is the read timeout drawn
+// below (ApplyClientDraw), the client's wait for an answer. delivery.timeout.ms
+// is at least request.timeout.ms + linger.ms (KafkaProducer refuses less):
+// 6 s against at most 5 s + 20 ms; Kafka's default, 120 s, outlasts a trial.
+// `threads`: the application's sending threads (the driver's own setting).
+constexpr V kJavaRetries[] = {"0", "1", "3", "2147483647"};
+constexpr V kJavaBatch[] = {"100", "1000", "16384"};
+constexpr V kJavaDelivery[] = {"6000", "10000", "30000"};
+constexpr V kJavaBackoffMax[] = {"100", "1000"};
+constexpr V kJavaMetadataAge[] = {"1000", "5000", "300000"};
+constexpr V kJavaThreads[] = {"1", "2", "4"};
+constexpr ClientField kJavaFields[] = {
+    {"max.in.flight.requests.per.connection", kInFlight, 200},
+    {"retries", kJavaRetries, 300},
+    {"linger.ms", kLinger, 300},
+    {"batch.size", kJavaBatch, 300},
+    {"retry.backoff.ms", kRdBackoff, 300},
+    {"retry.backoff.max.ms", kJavaBackoffMax, 500, "3.7.0"},
+    {"delivery.timeout.ms", kJavaDelivery, 0},
+    {"metadata.max.age.ms", kJavaMetadataAge, 300},
+    {"threads", kJavaThreads, 300},
+};
+
+// franz-go's kgo (clients/franz-go/README.md): its options by their
+// function names. DisableIdempotentWrite and RequiredAcks come from
+// [producer]; RequestTimeoutOverhead is the read timeout drawn below.
+constexpr V kKgoRetries[] = {"1", "3", "100"};
+constexpr V kKgoDelivery[] = {"5000ms", "10000ms", "30000ms"};
+constexpr V kKgoProduceTimeout[] = {"1000ms", "3000ms", "5000ms"};
+constexpr V kKgoLinger[] = {"0ms", "5ms", "20ms"};
+constexpr V kKgoBuffered[] = {"10", "100", "10000"};
+constexpr V kKgoBackoff[] = {"10ms", "100ms", "500ms"};
+constexpr V kKgoTrue[] = {"true"};
+constexpr V kKgoProducers[] = {"1", "2", "4"};
+constexpr ClientField kFranzGoFields[] = {
+    {"MaxProduceRequestsInflightPerBroker", kInFlight, 200},
+    {"RecordRetries", kKgoRetries, 300},
+    {"RecordDeliveryTimeout", kKgoDelivery, 300},
+    {"ProduceRequestTimeout", kKgoProduceTimeout, 300},
+    {"ProducerLinger", kKgoLinger, 300},
+    {"MaxBufferedRecords", kKgoBuffered, 300},
+    {"RetryBackoff", kKgoBackoff, 300},
+    {"AllowIdempotentProduceCancellation", kKgoTrue, 700, "1.12.0"},
+    {"concurrent_producers", kKgoProducers, 300},
+};
+
 // The read timeouts drawn (librdkafka socket.timeout.ms, kafkajs
 // requestTimeout, Sarama Net.ReadTimeout): seconds, where the defaults are
 // 30 to 60 s, so that a wedged request is noticed within a trial.
@@ -71,6 +121,18 @@ void Set(ClientSpec& c, std::string_view key, std::string_view value) {
   }
 }
 
+// Sets `key`, added in order if it is not there.
+void Put(ClientSpec& c, std::string_view key, std::string_view value) {
+  for (auto& [k, v] : c.settings) {
+    if (k == key) {
+      v = std::string(value);
+      return;
+    }
+  }
+  c.settings.emplace_back(std::string(key), std::string(value));
+  std::sort(c.settings.begin(), c.settings.end());
+}
+
 const std::string* Get(const ClientSpec& c, std::string_view key) {
   for (const auto& [k, v] : c.settings) {
     if (k == key) return &v;
@@ -83,16 +145,19 @@ const std::string* Get(const ClientSpec& c, std::string_view key) {
 std::span<const ClientField> ClientFields(std::string_view family) {
   if (family == "librdkafka") return kLibrdkafkaFields;
   if (family == "kafkajs") return kKafkajsFields;
+  if (family == "java") return kJavaFields;
+  if (family == "franz-go") return kFranzGoFields;
   return {};
 }
 
-ClientDraw DrawClient(sim::Prng& prng, std::string_view family) {
+ClientDraw DrawClient(sim::Prng& prng, std::string_view family, std::string_view version) {
   ClientDraw d;
   d.read_timeout = kReadTimeouts[prng.Below(std::size(kReadTimeouts))];
   if (ClientFields(family).empty()) return d;
   d.settings.name = std::string(family);
   for (const ClientField& f : ClientFields(family)) {
     PRODSIM_ASSERT(!f.values.empty());
+    if (!f.since.empty() && !version.empty() && CompareVersions(version, f.since) < 0) continue;
     if (f.unset_per_mille > 0 && prng.Chance(f.unset_per_mille, 1000)) continue;
     d.settings.settings.emplace_back(std::string(f.key),
                                      std::string(f.values[prng.Below(f.values.size())]));
@@ -109,6 +174,16 @@ void ApplyClientDraw(const ClientDraw& d, std::string_view family, Scenario* s) 
   // refuses an idempotent producer without retries (producer/index.js).
   if (idempotent && family == "librdkafka") {
     if (const std::string* r = Get(c, "retries"); r != nullptr && *r == "0") Set(c, "retries", "1");
+  }
+  // KafkaProducer refuses retries=0 with idempotence (ConfigException).
+  if (idempotent && family == "java") {
+    if (const std::string* r = Get(c, "retries"); r != nullptr && *r == "0") Set(c, "retries", "1");
+  }
+  // The Java client's and kgo's wait for an answer is the read timeout the
+  // faults are timed against.
+  if (family == "java") Put(c, "request.timeout.ms", absl::StrCat(d.read_timeout.millis()));
+  if (family == "franz-go") {
+    Put(c, "RequestTimeoutOverhead", absl::StrCat(d.read_timeout.millis(), "ms"));
   }
   if (idempotent && family == "kafkajs") {
     if (const std::string* r = Get(c, "retry.retries"); r != nullptr && *r == "0") {

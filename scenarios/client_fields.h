@@ -38,9 +38,13 @@ struct ClientField {
   std::string_view key;
   std::span<const std::string_view> values;
   uint32_t unset_per_mille = 0;
+  // The client's first version with the setting ("3.7.0"); "": every one.
+  // Not drawn for an older version (an unknown setting is a job error).
+  std::string_view since = {};
 };
 
-// The table of a client family ("librdkafka", "kafkajs"); empty for
+// The table of a client family ("librdkafka", "kafkajs", "java",
+// "franz-go"); empty for
 // "sarama" (whose settings are the [producer] fields) and for a driver of
 // another client (explore --client=CMD), which get only the timing.
 std::span<const ClientField> ClientFields(std::string_view family);
@@ -53,8 +57,9 @@ struct ClientDraw {
   std::optional<int32_t> max_in_flight;
 };
 
-// The draw for `family` from `prng`.
-ClientDraw DrawClient(sim::Prng& prng, std::string_view family);
+// The draw for `family` at `version` ("" or not a number: every field)
+// from `prng`.
+ClientDraw DrawClient(sim::Prng& prng, std::string_view family, std::string_view version = {});
 
 // Applies `d` to `s` after its producer settings were drawn: the client's
 // table, the read timeout as net_read_timeout (drivers map it:

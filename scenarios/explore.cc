@@ -124,7 +124,7 @@ Scenario Generate(const Scenario& base, uint64_t seed, const GenerateOptions& op
   std::optional<ClientDraw> client;
   if (!options.client.empty()) {
     sim::Prng cprng = prng.Fork("client");
-    client = DrawClient(cprng, options.client);
+    client = DrawClient(cprng, options.client, options.client_version);
     s.producer.net_read_timeout = client->read_timeout;
     // Several partitions per broker half the time (so one request carries
     // several), as many topics as the base has.

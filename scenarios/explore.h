@@ -51,6 +51,9 @@ struct GenerateOptions {
   // and whether topics get several partitions per broker (so one request
   // carries several partitions). "": the model, every draw as before.
   std::string client = {};
+  // Its version ("3.9.1"): settings the version lacks are not drawn
+  // (ClientField::since). "": every setting.
+  std::string client_version = {};
 };
 
 // A scenario from `base` and `seed` (a pure function of both and the

@@ -311,7 +311,9 @@ absl::Status UseVersion(const KnownDriver& k, const std::string& version, Driver
       return absl::NotFoundError(absl::StrCat("librdkafka ", version, " is not built: no ",
                                               (lib / "librdkafka.so.1").string(),
                                               " (clients/librdkafka/build-version.sh SOURCE ",
-                                              (dir / "librdkafka-").string(), version, ")"));
+                                              (dir / "librdkafka-").string(), version,
+                                              "; SOURCE pypi:confluent-kafka==2.16.1 takes "
+                                              "2.16.0 from that wheel)"));
     }
     d->env.emplace_back("LD_LIBRARY_PATH", lib.string());
     return absl::OkStatus();
@@ -396,6 +398,7 @@ absl::StatusOr<Driver> FindDriver(std::string_view client) {
     }
     d.name = std::string(client);
     d.family = k.family;
+    d.version = version.empty() ? std::string(k.built_version) : version;
     if (program) d.argv = {*program};
     if (*k.module != '\0') d.env.emplace_back("PRODSIM_KAFKAJS_MODULE", k.module);
     if (!version.empty() && version != k.built_version) {
@@ -432,6 +435,21 @@ absl::StatusOr<Driver> FindDriver(std::string_view client) {
   return d;
 }
 
+namespace {
+
+// An acks value as the client spells it: a number, or "all", "leader",
+// "none" (kgo's RequiredAcks).
+std::optional<int16_t> AcksOf(std::string_view v) {
+  if (v == "all") return -1;
+  if (v == "leader") return 1;
+  if (v == "none") return 0;
+  int32_t n = 0;
+  if (absl::SimpleAtoi(absl::string_view(v.data(), v.size()), &n) && n >= -1 && n <= 1) return static_cast<int16_t>(n);
+  return std::nullopt;
+}
+
+}  // namespace
+
 Effective EffectiveSettings(const Driver& driver, const scenarios::Scenario& s) {
   Effective e;
   e.idempotent = s.producer.idempotent.value_or(driver.idempotent_default);
@@ -439,19 +457,21 @@ Effective EffectiveSettings(const Driver& driver, const scenarios::Scenario& s) 
   e.max_in_flight = s.producer.net_max_open_requests.value_or(driver.max_in_flight_default);
   const scenarios::ClientSpec* c = driver.family.empty() ? nullptr : s.Client(driver.family);
   if (c == nullptr) return e;
-  const bool rdk = driver.family == "librdkafka";
+  // Each family's own names for the three settings.
+  const std::string_view f = driver.family;
+  const bool rdk = f == "librdkafka", java = f == "java", kgo = f == "franz-go";
   for (const auto& [k, v] : c->settings) {
     int32_t n = 0;
-    if (k == (rdk ? "enable.idempotence" : "idempotent")) {
+    if (kgo && k == "DisableIdempotentWrite") {
+      e.idempotent = v != "true";
+    } else if (k == (rdk || java ? "enable.idempotence" : "idempotent")) {
       e.idempotent = v == "true";
-    } else if (rdk && (k == "acks" || k == "request.required.acks")) {
-      e.acks = v == "all"                ? int16_t{-1}
-               : absl::SimpleAtoi(v, &n) ? static_cast<int16_t>(n)
-                                         : e.acks;
-    } else if (!rdk && k == "acks" && absl::SimpleAtoi(v, &n)) {
-      e.acks = static_cast<int16_t>(n);
-    } else if ((rdk && (k == "max.in.flight.requests.per.connection" || k == "max.in.flight")) ||
-               (!rdk && k == "maxInFlightRequests")) {
+    } else if ((rdk && (k == "acks" || k == "request.required.acks")) || (java && k == "acks") ||
+               (kgo && k == "RequiredAcks") || (f == "kafkajs" && k == "acks")) {
+      e.acks = AcksOf(v).value_or(e.acks);
+    } else if (((rdk || java) && k == "max.in.flight.requests.per.connection") ||
+               (rdk && k == "max.in.flight") || (f == "kafkajs" && k == "maxInFlightRequests") ||
+               (kgo && k == "MaxProduceRequestsInflightPerBroker")) {
       if (absl::SimpleAtoi(v, &n)) e.max_in_flight = n;
     }
   }
