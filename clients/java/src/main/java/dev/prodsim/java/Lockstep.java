@@ -10,11 +10,14 @@ import java.util.function.BooleanSupplier;
  * steps.
  *
  * <p>Participants are the application thread (the driver's, which calls
- * send() and closes) and the producer's I/O thread (Kafka's Sender), which
+ * send() and closes), the producer's I/O thread (Kafka's Sender), which
  * registers itself at its first call into the driver's Time, Selectable or
- * KafkaClient. A participant runs only while it holds the baton and gives it
- * back by parking at a known point: a deadline on the simulated clock, a
- * condition, or a wakeup flag. The coordinator (the driver's main thread,
+ * KafkaClient, and, with the job's `threads` N > 1, the N sending threads,
+ * which the application thread registers one after another (in index order)
+ * and which yield the baton after each send() (yieldTurn: a round robin). A
+ * participant runs only while it holds the baton and gives it back by parking
+ * at a known point: a deadline on the simulated clock, a condition, or a
+ * wakeup flag. The coordinator (the driver's main thread,
  * which reads the steps) hands the baton to the first runnable participant
  * in registration order, waits until it is back, and repeats until none is
  * runnable: that is the step's idle point, and the earliest deadline is its
@@ -78,6 +81,15 @@ final class Lockstep {
    * its first call into the driver) waits for it, runnable at once.
    */
   Part register(String name) {
+    return register(name, null);
+  }
+
+  /**
+   * As register(name); `added` runs once the participant is in the list,
+   * before it waits for the baton (an application thread that starts
+   * another waits for that, so that the list's order is its own).
+   */
+  Part register(String name, Runnable added) {
     Part p = new Part(name);
     self.set(p);
     Seeds.seedThread(Thread.currentThread(), seed, name);
@@ -88,8 +100,33 @@ final class Lockstep {
       p.waitMon = p.mon;
       lock.notifyAll(); // for awaitParticipants
     }
+    if (added != null) added.run();
     awaitBaton(p, p.mon);
     return p;
+  }
+
+  /**
+   * The calling participant gives the baton back while still runnable, and
+   * goes to the end of the list: the runnable participants before it run
+   * first, then the others after it, in their order (a round robin of the
+   * application's sending threads, with the I/O thread, registered earlier,
+   * always before them).
+   */
+  void yieldTurn() {
+    Part p = self.get();
+    if (p == null) throw new IllegalStateException("yield from a thread outside the lockstep");
+    synchronized (lock) {
+      parts.remove(p);
+      parts.add(p);
+      p.parked = true;
+      p.woken = true;
+      p.deadlineNs = NONE;
+      p.cond = null;
+      p.waitMon = p.mon;
+      current = null;
+      lock.notifyAll();
+    }
+    awaitBaton(p, p.mon);
   }
 
   /** The I/O thread registers here on its first call into the driver. */

@@ -30,8 +30,11 @@ import org.apache.kafka.common.protocol.Errors;
  *
  * <p>Threads in lockstep: main is the coordinator (reads steps, delivers
  * inputs, prints idle); "prodsim-app" runs the job (send, waits, close); the
- * producer's own I/O thread runs Kafka's Sender. Only one of the last two
- * runs at a time, so event lines need no ordering beyond Out's lock.
+ * producer's own I/O thread runs Kafka's Sender. With the job's config pair
+ * `threads` N > 1, "prodsim-app" starts N sending threads
+ * ("prodsim-app-1"..) and waits for them before closing. Only one of the
+ * lockstep's threads runs at a time, so event lines need no ordering beyond
+ * Out's lock.
  */
 public final class Main {
   static final String kClient = "java";
@@ -47,9 +50,19 @@ public final class Main {
   // callbacks (on the I/O thread); in lockstep never at once, on the wall
   // clock under `this`.
   private long outstanding;
-  private long inSendId = -1;
-  private Thread sendThread;
-  private boolean refusedInSend;
+  // The message each application thread is handing to send() (-1: none),
+  // and whether a callback inside that send() refused it.
+  private static final class InSend {
+    long id = -1;
+    boolean refused;
+  }
+  private final ThreadLocal<InSend> inSend = ThreadLocal.withInitial(InSend::new);
+  // Ids whose produce line is out: printed by the sending thread once send()
+  // returned, or first by the id's outcome callback on the I/O thread when
+  // that came sooner (wall clock, several threads: a thread preempted
+  // between send() and its print), so a produce line always precedes its
+  // outcome.
+  private java.util.BitSet producePrinted;
   private boolean fatalReported;
   private Object transactionManager;
   private volatile boolean closingMode;
@@ -231,6 +244,8 @@ public final class Main {
     ProdsimFactory.Built b;
     try {
       b = ProdsimFactory.build(props, selector, time, ls::ensureRegistered, seed);
+      // send() blocking on a full buffer.memory waits on the simulated clock.
+      ProdsimFactory.replaceBufferPoolLock(b.producer, new SimLock(ls));
     } catch (Exception e) {
       Throwable c = e.getCause() != null ? e.getCause() : e;
       Out.jobError("the producer could not be created: " + c);
@@ -274,25 +289,19 @@ public final class Main {
   // ------------------------------------------------------------------ the job
 
   private int runJob(KafkaProducer<byte[], byte[]> producer, ProducerMetadata metadata) throws Exception {
-    Out.event("start", "\"client\":\"" + kClient + "\",\"version\":" + Json.quote(kafkaVersion()), tUs());
+    // Several sending threads: no order between them (clients/README.md,
+    // "order":"per_call"; each thread is one `call`, its index + 1).
+    Out.event("start", "\"client\":\"" + kClient + "\",\"version\":" + Json.quote(kafkaVersion())
+        + (job.threads > 1 ? ",\"order\":\"per_call\"" : ""), tUs());
+    producePrinted = new java.util.BitSet((int) Math.min(job.messages + 1, Integer.MAX_VALUE));
     long closeAtNs = job.closeAtUs < 0 ? Lockstep.NONE : job.closeAtUs * 1000L;
     long maxBlockMs = Long.parseLong(String.valueOf(new ProducerConfig(props).getLong(ProducerConfig.MAX_BLOCK_MS_CONFIG)));
     byte[] value = new byte[job.valueBytes];
     for (int k = 0; k < value.length; k++) value[k] = (byte) ('a' + k % 26);
-    long id = 1;
-    long burstIndex = 0;
-    outer:
-    while (id <= job.messages) {
-      long dueNs = job.intervalUs == 0 ? 0 : burstIndex * job.intervalUs * 1000L;
-      while (nowNs() < dueNs) {
-        if (nowNs() >= closeAtNs) break outer;
-        parkApp(Math.min(dueNs, closeAtNs), null);
-      }
-      for (long k = 0; k < job.burst && id <= job.messages; k++, id++) {
-        if (nowNs() >= closeAtNs) break outer;
-        sendOne(producer, metadata, id, value, maxBlockMs, closeAtNs);
-      }
-      burstIndex++;
+    if (job.threads == 1) {
+      sendShare(producer, metadata, 0, value, maxBlockMs, closeAtNs);
+    } else {
+      runThreads(producer, metadata, value, maxBlockMs, closeAtNs);
     }
     long held;
     synchronized (this) {
@@ -314,6 +323,90 @@ public final class Main {
 
   private synchronized long outstanding() {
     return outstanding;
+  }
+
+  /**
+   * Application thread `k` (0-based) of job.threads: sends ids k+1,
+   * k+1+N, ... in that order, each once its burst is due (the job's bursts
+   * are the whole application's: burst b is ids b*burst+1 .. (b+1)*burst,
+   * and each thread sends its own of them). With one thread, every id in
+   * order, the single application thread of before. With several, in
+   * lockstep, each send() is one turn: the thread yields after it, so the
+   * threads' sends alternate in a fixed round robin (with the I/O thread
+   * running between them whenever it is runnable).
+   */
+  private void sendShare(KafkaProducer<byte[], byte[]> producer, ProducerMetadata metadata, int k, byte[] value,
+                         long maxBlockMs, long closeAtNs) {
+    final int n = job.threads;
+    for (long id = k + 1; id <= job.messages; id += n) {
+      long burstIndex = (id - 1) / job.burst;
+      long dueNs = job.intervalUs == 0 ? 0 : burstIndex * job.intervalUs * 1000L;
+      while (nowNs() < dueNs) {
+        if (nowNs() >= closeAtNs) return;
+        parkApp(Math.min(dueNs, closeAtNs), null);
+      }
+      if (nowNs() >= closeAtNs) return;
+      sendOne(producer, metadata, id, value, maxBlockMs, closeAtNs);
+      if (n > 1 && simulated) ls.yieldTurn();
+    }
+  }
+
+  /**
+   * job.threads application threads, "prodsim-app-1".. (lockstep roles
+   * "app-1".., each seeded by its role), started one at a time in index
+   * order, each registered in the lockstep before the next starts (so the
+   * participants' order is fixed); the calling thread waits for all of them.
+   */
+  private void runThreads(KafkaProducer<byte[], byte[]> producer, ProducerMetadata metadata, byte[] value,
+                          long maxBlockMs, long closeAtNs) throws Exception {
+    final int n = job.threads;
+    final java.util.concurrent.atomic.AtomicInteger finished = new java.util.concurrent.atomic.AtomicInteger();
+    final Throwable[] failure = new Throwable[1];
+    Thread[] ts = new Thread[n];
+    for (int i = 0; i < n; i++) {
+      final int k = i;
+      final java.util.concurrent.CountDownLatch registered = new java.util.concurrent.CountDownLatch(1);
+      ts[i] = new Thread(() -> {
+        if (simulated) ls.register("app-" + (k + 1), registered::countDown);
+        try {
+          sendShare(producer, metadata, k, value, maxBlockMs, closeAtNs);
+        } catch (Throwable t) {
+          synchronized (failure) {
+            if (failure[0] == null) failure[0] = t;
+          }
+        } finally {
+          finished.incrementAndGet();
+          if (simulated) ls.retire();
+        }
+      }, "prodsim-app-" + (k + 1));
+      ts[i].setDaemon(true);
+      ts[i].start();
+      if (simulated) registered.await(); // a wall-clock wait for a thread start, no client code meanwhile
+    }
+    if (simulated) {
+      while (finished.get() < n) ls.park(Lockstep.NONE, () -> finished.get() == n, null);
+    } else {
+      for (Thread t : ts) t.join();
+    }
+    synchronized (failure) {
+      if (failure[0] instanceof Exception) throw (Exception) failure[0];
+      if (failure[0] != null) throw new IllegalStateException(failure[0]);
+    }
+  }
+
+  /**
+   * Prints `id`'s produce line unless it is out already (the caller holds
+   * `this`): the line's fields follow from the id alone.
+   */
+  private void printProduce(long id) {
+    if (producePrinted.get((int) id)) return;
+    producePrinted.set((int) id);
+    outstanding++;
+    String topic = job.topics.get((int) ((id - 1) % job.topics.size()));
+    String key = job.keys == 0 ? null : "key-" + ((id - 1) % job.keys);
+    Out.event("produce", "\"id\":" + id + ",\"topic\":" + Json.quote(topic) + ",\"key\":"
+        + (key == null ? "null" : Json.quote(key))
+        + (job.threads > 1 ? ",\"call\":" + ((id - 1) % job.threads + 1) : ""), tUs());
   }
 
   /**
@@ -356,28 +449,26 @@ public final class Main {
     Header h = new RecordHeader("prodsim-id", Long.toString(id).getBytes(StandardCharsets.US_ASCII));
     ProducerRecord<byte[], byte[]> rec = new ProducerRecord<>(topic, null,
         key == null ? null : key.getBytes(StandardCharsets.UTF_8), value, List.of(h));
+    InSend mine = inSend.get();
     synchronized (this) {
-      inSendId = id;
-      sendThread = Thread.currentThread();
-      refusedInSend = false;
+      mine.id = id;
+      mine.refused = false;
     }
     try {
       producer.send(rec, (md, ex) -> outcome(id, md, ex));
     } catch (Exception e) {
       synchronized (this) {
-        inSendId = -1;
+        mine.id = -1;
       }
       errorLine(id, -1, Errors.forException(e).code(), e.getClass().getSimpleName(), String.valueOf(e.getMessage()),
           "not_persisted");
       return;
     }
     synchronized (this) {
-      inSendId = -1;
-      if (refusedInSend) return;
-      outstanding++;
+      mine.id = -1;
+      if (mine.refused) return;
+      printProduce(id);
     }
-    Out.event("produce", "\"id\":" + id + ",\"topic\":" + Json.quote(topic) + ",\"key\":"
-        + (key == null ? "null" : Json.quote(key)), tUs());
   }
 
   private void outcome(long id, RecordMetadata md, Exception ex) {
@@ -386,10 +477,12 @@ public final class Main {
       // A callback inside send(), on the thread that called it: send()
       // refused the message (KafkaProducer.doSend reports an ApiException
       // through the callback and a failed future instead of throwing).
-      refused = inSendId == id && Thread.currentThread() == sendThread;
+      InSend mine = inSend.get();
+      refused = mine.id == id;
       if (refused) {
-        refusedInSend = true;
+        mine.refused = true;
       } else {
+        printProduce(id); // its send() has returned (or is about to): appended
         outstanding--;
       }
       notifyAll();
@@ -424,6 +517,9 @@ public final class Main {
     long messages, keys, burst, intervalUs, valueBytesL, closeAtUs, flushTimeoutMs;
     int valueBytes;
     List<String[]> config;
+    // The driver's own config pair `threads` (Config.build): how many
+    // application threads send.
+    int threads = 1;
 
     static final Set<String> kKeys = Set.of("bootstrap", "topics", "messages", "keys", "burst", "interval_us",
         "value_bytes", "close_at_us", "flush_timeout_ms", "config");
@@ -500,6 +596,15 @@ public final class Main {
       for (String[] kv : job.config) {
         String name = kv[0];
         String value = kv[1];
+        if (name.equals("threads")) { // the driver's, not a producer property
+          if (!value.matches("[1-9][0-9]?")) {
+            throw new IllegalArgumentException("config \"threads\": want an integer in [1, 16], got " + Json.quote(value));
+          }
+          int t = Integer.parseInt(value);
+          if (t > 16) throw new IllegalArgumentException("config \"threads\": want an integer in [1, 16], got " + Json.quote(value));
+          job.threads = t;
+          continue;
+        }
         String mapped = ScenarioNames.map(name, value, known, p);
         if (mapped != null) continue; // a scenario field, applied (or ignored) by ScenarioNames
         if (!known.contains(name)) {

@@ -158,6 +158,23 @@ public final class ProdsimFactory {
     set.set(incomplete, new java.util.LinkedHashSet<Object>());
   }
 
+  /**
+   * Puts `lock` in the place of the BufferPool's ReentrantLock (the
+   * accumulator's `free`, its final field `lock`), before any send: the
+   * driver's SimLock, whose conditions wait on the simulated clock
+   * (send() blocking on a full buffer.memory stays in the lockstep).
+   */
+  public static void replaceBufferPoolLock(KafkaProducer<?, ?> producer, java.util.concurrent.locks.ReentrantLock lock)
+      throws ReflectiveOperationException {
+    Object accumulator = field(producer, "accumulator");
+    Object pool = field(accumulator, "free");
+    Field f = pool.getClass().getDeclaredField("lock");
+    f.setAccessible(true);
+    java.util.concurrent.locks.ReentrantLock old = (java.util.concurrent.locks.ReentrantLock) f.get(pool);
+    if (old.isLocked() || old.hasQueuedThreads()) throw new IllegalStateException("BufferPool lock in use at creation");
+    f.set(pool, lock);
+  }
+
   static Object field(Object o, String name) throws ReflectiveOperationException {
     Field f = o.getClass().getDeclaredField(name);
     f.setAccessible(true);
