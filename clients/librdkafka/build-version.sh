@@ -14,6 +14,13 @@
 #                          under deps/librdkafka, fetched with `npm pack`:
 #                          npm:@confluentinc/kafka-javascript@1.10.1 (2.15.1),
 #                          npm:node-rdkafka@3.6.1 (2.12.0)
+#   pypi:PACKAGE==VERSION  a Python wheel that carries a built librdkafka
+#                          (confluent_kafka.libs/librdkafka-*.so.1), fetched
+#                          with `pip download` for this machine's Python:
+#                          pypi:confluent-kafka==2.16.1 (librdkafka 2.16.0,
+#                          built by Confluent, every dependency linked in).
+#                          Nothing is compiled: the library is taken as it
+#                          is, the newest line with no source build.
 #
 # OUT_DIR gets lib/librdkafka.so.1 (with the static library, the headers and
 # pkg-config files: PKG_CONFIG_PATH=OUT_DIR/lib/pkgconfig builds against it)
@@ -48,6 +55,7 @@ set -euo pipefail
 readonly PROG=build-version.sh
 readonly JOBS=2
 readonly NPM_TIMEOUT_S=300
+readonly PIP_TIMEOUT_S=300
 readonly CONFIGURE_TIMEOUT_S=600
 readonly MAKE_TIMEOUT_S=3600
 readonly LOG_TAIL_LINES=40
@@ -80,7 +88,7 @@ die() {  # die CODE MESSAGE: the one error line, then exit CODE.
 note() { echo "$PROG: $*" >&2; }
 
 usage() {
-  echo "usage: $PROG SOURCE OUT_DIR   (SOURCE: a librdkafka source directory, or npm:PACKAGE@VERSION)" >&2
+  echo "usage: $PROG SOURCE OUT_DIR   (SOURCE: a librdkafka source directory, npm:PACKAGE@VERSION or pypi:PACKAGE==VERSION)" >&2
   exit 64
 }
 
@@ -143,6 +151,38 @@ copy_tree() {  # copy_tree FROM: the tree without VCS data or build products
     tar -C "$src" -xf -
 }
 
+# fetch_wheel PACKAGE==VERSION: the wheel's librdkafka as $work/wheel.so
+# (its name in the wheel is auditwheel's, librdkafka-HASH.so.1: taken under
+# the name the driver links, librdkafka.so.1, which is all the loader reads).
+fetch_wheel() {
+  local spec=$1
+  [[ "$spec" == ?*==?* ]] || die 64 "pypi source must be pypi:PACKAGE==VERSION, got $source_arg"
+  command -v python3 >/dev/null || die 66 "python3 is not installed (needed for $source_arg)"
+  command -v unzip >/dev/null || die 1 "unzip is not installed (needed for $source_arg)"
+  mkdir "$work/pip"
+  note "pip download $spec"
+  local rc=0
+  timeout --kill-after=10 "$PIP_TIMEOUT_S" python3 -m pip download --no-deps --only-binary=:all: \
+    --no-cache-dir --disable-pip-version-check -d "$work/pip" "$spec" </dev/null >>"$log" 2>&1 &
+  step_pid=$!
+  wait "$step_pid" || rc=$?
+  step_pid=""
+  if ((rc != 0)); then
+    tail -n 5 "$log" | sed 's/^/| /' >&2
+    die 66 "pip download $spec failed (exit $rc)"
+  fi
+  local whl
+  whl=$(find "$work/pip" -maxdepth 1 -name '*.whl' | head -n 1)
+  [[ -n "$whl" ]] || die 66 "pip download $spec produced no wheel"
+  local member
+  member=$(unzip -Z1 "$whl" | grep -E '(^|/)librdkafka[^/]*\.so\.1$' | head -n 1) || true
+  [[ -n "$member" ]] || die 66 "wheel $(basename -- "$whl") carries no librdkafka*.so.1"
+  unzip -p "$whl" "$member" >"$work/wheel.so" || die 66 "cannot extract $member from $(basename -- "$whl")"
+  wheel_sha=$(sha256sum "$whl" | cut -d' ' -f1)
+  source_desc="$source_arg"
+  source_detail="$member of $(basename -- "$whl"), sha256 $wheel_sha"
+}
+
 case "$source_arg" in
   npm:*)
     spec=${source_arg#npm:}
@@ -172,6 +212,9 @@ case "$source_arg" in
     source_desc="$source_arg"
     source_detail="package/deps/librdkafka of $(basename -- "$tgz")${integrity:+, $integrity}"
     ;;
+  pypi:*)
+    fetch_wheel "${source_arg#pypi:}"
+    ;;
   *)
     [[ -d "$source_arg" ]] || die 66 "source directory $source_arg does not exist"
     source_abs=$(cd -- "$source_arg" && pwd -P)
@@ -188,6 +231,28 @@ case "$source_arg" in
     fi
     ;;
 esac
+stage="$work/stage"
+staged="$stage$out_dir"
+if [[ "$source_arg" == pypi:* ]]; then
+  # A built library: nothing to configure or compile. The probe below
+  # compiles against the machine's librdkafka headers (librdkafka-dev): it
+  # calls only functions every 2.x has.
+  [[ -f /usr/include/librdkafka/rdkafka.h ]] ||
+    die 1 "the probe needs librdkafka's headers (Debian: librdkafka-dev)"
+  fingerprint=$wheel_sha
+  configure_args=("(none: taken from the wheel)")
+  source_hash=$wheel_sha
+  if [[ "${FORCE:-0}" != 1 && -f "$out_dir/lib/librdkafka.so.1" ]] &&
+    grep -qxF "fingerprint=$fingerprint" "$out_dir/VERSION" 2>/dev/null; then
+    note "up to date: $out_dir ($(sed -n 's/^version=//p' "$out_dir/VERSION"), fingerprint ${fingerprint:0:12})"
+    exit 0
+  fi
+  started=$SECONDS
+  mkdir -p "$staged/lib" "$staged/include"
+  install -m 0755 "$work/wheel.so" "$staged/lib/librdkafka.so.1"
+  ln -s librdkafka.so.1 "$staged/lib/librdkafka.so"
+  cp -r /usr/include/librdkafka "$staged/include/"
+else
 for f in configure src/rdkafka.h src/Makefile mklove/Makefile.base; do
   [[ -f "$src/$f" ]] || die 66 "$source_desc is not a librdkafka source tree (no $f)"
 done
@@ -243,10 +308,9 @@ run_step configure "$CONFIGURE_TIMEOUT_S" "$log" bash -c 'cd "$1" && shift && ex
   configure "$src" "${configure_args[@]}"
 note "make -C src -j$JOBS"
 run_step make "$MAKE_TIMEOUT_S" "$log" make -C "$src/src" -j"$JOBS" lib
-stage="$work/stage"
 run_step install "$CONFIGURE_TIMEOUT_S" "$log" env DESTDIR="$stage" make -C "$src/src" install
-staged="$stage$out_dir"
 [[ -f "$staged/lib/librdkafka.so.1" ]] || die 1 "install produced no lib/librdkafka.so.1"
+fi
 
 # The version and features as the built library reports them at run time.
 cat >"$work/probe.c" <<'EOF'
@@ -263,8 +327,12 @@ int main(void) {
   return 0;
 }
 EOF
+# Linked as the driver is (to librdkafka.so.1) and run on the staged one. A
+# wheel's library has auditwheel's soname, so the probe links the machine's.
+probe_lib=(-L"$staged/lib")
+[[ "$source_arg" == pypi:* ]] && probe_lib=()
 run_step probe-compile 120 "$log" cc -o "$work/probe" "$work/probe.c" -I"$staged/include" \
-  -L"$staged/lib" -lrdkafka
+  "${probe_lib[@]}" -lrdkafka
 probe_out=$(LD_LIBRARY_PATH="$staged/lib" timeout 30 "$work/probe" 2>>"$log") ||
   die 1 "the built library does not run (probe failed)"
 {
