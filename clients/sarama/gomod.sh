@@ -28,13 +28,13 @@ gomod_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 sarama_module_path=github.com/IBM/sarama
 
-# sarama_copy_driver DIR: the driver's Go sources into DIR (the module's
-# root), with the import rewritten when the Sarama is the older
+# sarama_copy_driver DIR: the driver's Go sources and the shared job parser
+# (../gojob) into DIR (the module's root), with the import rewritten when the Sarama is the older
 # github.com/Shopify/sarama (releases before 1.40).
 sarama_copy_driver() {
   local dir=$1 f
   mkdir -p "$dir"
-  for f in "$gomod_dir"/*.go; do
+  for f in "$gomod_dir"/*.go "$gomod_dir"/../gojob/*.go; do
     sed "s#\"github.com/IBM/sarama\"#\"$sarama_module_path\"#" "$f" >"$dir/$(basename "$f")"
   done
 }
