@@ -187,6 +187,17 @@ constexpr KnownDriver kKnownDrivers[] = {
      "build the default preset (a JDK 17+ and Maven, Maven Central), or clients/java/build.sh "
      "DIR VERSION with DIR in $PRODSIM_CLIENTS_DIR",
      "3.9.1", "", ScenarioNames, true, -1, 5, false},
+    // franz-go's kgo (clients/franz-go/README.md): idempotent by default,
+    // acks all (config.go's defaults), up to 5 requests in flight per broker
+    // once the first answer shows Produce v4+ (4 before 1.21; sink.go). A
+    // batch answered OUT_OF_ORDER_SEQUENCE_NUMBER or UNKNOWN_PRODUCER_ID
+    // is retried under a bumped epoch by design (sink.go's
+    // errReloadProducerID), so that answer is not itself a violation.
+    // 1.22.3 unless @VERSION: built by CMake, any other release on demand.
+    {"franz-go", "franz-go", "prodsim-franz-go", "franz-go", nullptr,
+     "build the default preset (go 1.25 or newer and the module proxy), or clients/franz-go/build.sh "
+     "PROGRAM VERSION",
+     "1.22.3", "", ScenarioNames, true, -1, 5, false},
 };
 
 bool IsVersionText(std::string_view v) {
@@ -280,23 +291,25 @@ absl::Status BuildSarama(const std::string& version, const std::filesystem::path
   return absl::OkStatus();
 }
 
-// Builds the Java driver for kafka-clients `version` into `dir`
-// (clients/java/build.sh DIR VERSION: the artifact from Maven Central).
-absl::Status BuildJava(const std::string& version, const std::filesystem::path& dir,
+// Builds a driver with clients/FAMILY/build.sh ARGS (its lines on stderr)
+// into `program`: the Java driver (build.sh DIR VERSION: kafka-clients from
+// Maven Central), franz-go's (build.sh PROGRAM VERSION: kgo from the module
+// proxy). `what` names the client in the messages.
+absl::Status BuildWith(const std::string& family, const std::string& what,
+                       const std::vector<std::string>& args,
                        const std::filesystem::path& program) {
-  std::optional<std::filesystem::path> script = BuildScript("java");
+  std::optional<std::filesystem::path> script = BuildScript(family);
   if (!script) {
-    return absl::NotFoundError(absl::StrCat("java ", version, " is not built: no ",
-                                            program.string(),
-                                            " and no clients/java/build.sh to build it"));
+    return absl::NotFoundError(absl::StrCat(what, " is not built: no ", program.string(),
+                                            " and no clients/", family, "/build.sh to build it"));
   }
-  std::cerr << "prodsim: building the Java driver for kafka-clients " << version << " into "
-            << dir.string() << " (" << script->string() << ")\n";
-  if (!RunBuild({"bash", script->string(), dir.string(), version}) ||
-      access(program.c_str(), X_OK) != 0) {
-    return absl::NotFoundError(absl::StrCat("java ", version,
-                                            " could not be built (clients/java/build.sh: see its "
-                                            "lines above)"));
+  std::cerr << "prodsim: building the " << family << " driver for " << what << " into "
+            << program.string() << " (" << script->string() << ")\n";
+  std::vector<std::string> argv = {"bash", script->string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  if (!RunBuild(std::move(argv)) || access(program.c_str(), X_OK) != 0) {
+    return absl::NotFoundError(absl::StrCat(what, " could not be built (clients/", family,
+                                            "/build.sh: see its lines above)"));
   }
   return absl::OkStatus();
 }
@@ -333,11 +346,12 @@ absl::Status UseVersion(const KnownDriver& k, const std::string& version, Driver
     d->env.emplace_back("PRODSIM_KAFKAJS_MODULE", module.string());
     return absl::OkStatus();
   }
-  // Sarama and Java: FAMILY-V/PROGRAM where the named drivers are (a build
-  // tree or an install holds the versions CMake built), else in the
-  // versions directory, else built there now (clients/sarama/build.sh: a
-  // release from the module proxy, main from $PRODSIM_SARAMA_MAIN, a
-  // checkout; clients/java/build.sh: kafka-clients from Maven Central).
+  // Sarama, Java and franz-go: FAMILY-V/PROGRAM where the named drivers are
+  // (a build tree or an install holds the versions CMake built), else in
+  // the versions directory, else built there now (clients/sarama/build.sh:
+  // a release from the module proxy, main from $PRODSIM_SARAMA_MAIN, a
+  // checkout; clients/java/build.sh: kafka-clients from Maven Central;
+  // clients/franz-go/build.sh: kgo from the module proxy).
   const std::string subdir = absl::StrCat(family, "-", version);
   if (std::optional<std::string> built =
           FindProgram(absl::StrCat(subdir, "/", k.program), k.subdir, nullptr)) {
@@ -346,8 +360,12 @@ absl::Status UseVersion(const KnownDriver& k, const std::string& version, Driver
   }
   const std::filesystem::path program = dir / subdir / k.program;
   if (access(program.c_str(), X_OK) != 0) {
-    absl::Status st = family == "java" ? BuildJava(version, dir / subdir, program)
-                                       : BuildSarama(version, program);
+    absl::Status st =
+        family == "java"       ? BuildWith(family, absl::StrCat("kafka-clients ", version),
+                                           {(dir / subdir).string(), version}, program)
+        : family == "franz-go" ? BuildWith(family, absl::StrCat("franz-go ", version),
+                                           {program.string(), version}, program)
+                               : BuildSarama(version, program);
     if (!st.ok()) return st;
   }
   d->argv = {program.string()};
@@ -389,9 +407,9 @@ absl::StatusOr<Driver> FindDriver(std::string_view client) {
     std::optional<std::string> program = FindProgram(k.program, k.subdir, k.source_needs);
     // A Sarama version other than the built-in one is a program of its own
     // (UseVersion), found or built without the default one.
-    const bool own_program =
-        (std::string_view(k.family) == "sarama" || std::string_view(k.family) == "java") &&
-        !version.empty() && version != k.built_version;
+    const std::string_view fam = k.family;
+    const bool own_program = (fam == "sarama" || fam == "java" || fam == "franz-go") &&
+                             !version.empty() && version != k.built_version;
     if (!program && !own_program) {
       return absl::NotFoundError(
           absl::StrCat("the ", k.name, " driver (", k.program, ") was not found: ", k.missing));
@@ -455,17 +473,19 @@ Effective EffectiveSettings(const Driver& driver, const scenarios::Scenario& s) 
   e.idempotent = s.producer.idempotent.value_or(driver.idempotent_default);
   e.acks = static_cast<int16_t>(s.producer.required_acks.value_or(driver.acks_default));
   e.max_in_flight = s.producer.net_max_open_requests.value_or(driver.max_in_flight_default);
-  const scenarios::ClientSpec* c = driver.family.empty() ? nullptr : s.Client(driver.family);
-  if (c == nullptr) return e;
-  // Each family's own names for the three settings.
   const std::string_view f = driver.family;
   const bool rdk = f == "librdkafka", java = f == "java", kgo = f == "franz-go";
-  for (const auto& [k, v] : c->settings) {
+  const scenarios::ClientSpec* c = f.empty() ? nullptr : s.Client(driver.family);
+  bool idempotence_set = s.producer.idempotent.has_value();
+  // Each family's own names for the three settings.
+  for (const auto& [k, v] : c != nullptr ? c->settings : decltype(c->settings){}) {
     int32_t n = 0;
     if (kgo && k == "DisableIdempotentWrite") {
       e.idempotent = v != "true";
+      idempotence_set = true;
     } else if (k == (rdk || java ? "enable.idempotence" : "idempotent")) {
       e.idempotent = v == "true";
+      idempotence_set = true;
     } else if ((rdk && (k == "acks" || k == "request.required.acks")) || (java && k == "acks") ||
                (kgo && k == "RequiredAcks") || (f == "kafkajs" && k == "acks")) {
       e.acks = AcksOf(v).value_or(e.acks);
@@ -475,6 +495,10 @@ Effective EffectiveSettings(const Driver& driver, const scenarios::Scenario& s) 
       if (absl::SimpleAtoi(v, &n)) e.max_in_flight = n;
     }
   }
+  // Idempotent by default, but not with acks other than all unless asked:
+  // the Java client from 3.2 (KAFKA-13673; before that a ConfigException),
+  // and prodsim-franz-go as the Java client does (kgo itself refuses them).
+  if ((java || kgo) && !idempotence_set && e.acks != -1) e.idempotent = false;
   // librdkafka caps an idempotent producer at 5 in flight (rdkafka_conf.c).
   if (rdk && e.idempotent) e.max_in_flight = std::min(e.max_in_flight, 5);
   return e;
