@@ -116,14 +116,30 @@ abstract class SimSelectorBase<S> {
     if (!k.remoteClosed) Out.line("{\"close\":" + k.c + "}");
   }
 
+  // What one turn of a spinning I/O thread costs (poll): about a loop of
+  // Sender.runOnce on this machine's JVM, rounded up.
+  static final long kSpinCostNs = 100_000;
+  private int emptySpins;
+
   public void poll(long timeoutMs) {
     enter();
     connected.clear();
     receives.clear();
     disconnected.clear();
     clearSends();
-    if (!hasNews() && timeoutMs > 0) {
+    if (hasNews()) {
+      emptySpins = 0;
+    } else if (timeoutMs > 0) {
+      emptySpins = 0;
       ls.park(SimTime.satAdd(ls.nowNs(), timeoutMs), null, null);
+    } else if (++emptySpins > 1) {
+      // The I/O thread polls without waiting again and nothing happened
+      // since: it is spinning (Sender.runOnce computed a poll timeout of 0
+      // while nothing can be sent). On the wall clock each turn of that loop
+      // costs time, so its deadlines come; in lockstep no time would pass
+      // and the step would never end. Each spin after the first costs
+      // kSpinCostNs of simulated time.
+      ls.park(SimTime.satAdd(ls.nowNs(), kSpinCostNs), null, null);
     }
     wakeup = false;
     moveSends();
