@@ -89,14 +89,15 @@ constexpr V kKgoBackoff[] = {"10ms", "100ms", "500ms"};
 constexpr V kKgoTrue[] = {"true"};
 constexpr V kKgoProducers[] = {"1", "2", "4"};
 constexpr ClientField kFranzGoFields[] = {
-    {"MaxProduceRequestsInflightPerBroker", kInFlight, 200},
+    // Not in 1.0.0; kgo refuses it with idempotence (ApplyClientDraw).
+    {"MaxProduceRequestsInflightPerBroker", kInFlight, 200, "1.7.0"},
     {"RecordRetries", kKgoRetries, 300},
     {"RecordDeliveryTimeout", kKgoDelivery, 300},
     {"ProduceRequestTimeout", kKgoProduceTimeout, 300},
     {"ProducerLinger", kKgoLinger, 300},
     {"MaxBufferedRecords", kKgoBuffered, 300},
     {"RetryBackoff", kKgoBackoff, 300},
-    {"AllowIdempotentProduceCancellation", kKgoTrue, 700, "1.12.0"},
+    {"AllowIdempotentProduceCancellation", kKgoTrue, 700, "1.21.2"},
     {"concurrent_producers", kKgoProducers, 300},
 };
 
@@ -184,6 +185,12 @@ void ApplyClientDraw(const ClientDraw& d, std::string_view family, Scenario* s) 
   if (family == "java") Put(c, "request.timeout.ms", absl::StrCat(d.read_timeout.millis()));
   if (family == "franz-go") {
     Put(c, "RequestTimeoutOverhead", absl::StrCat(d.read_timeout.millis(), "ms"));
+    // kgo takes more than one request in flight only without idempotence
+    // (config.go's validation); with it, it sends up to 5 on its own.
+    if (idempotent) {
+      std::erase_if(c.settings,
+                    [](const auto& kv) { return kv.first == "MaxProduceRequestsInflightPerBroker"; });
+    }
   }
   if (idempotent && family == "kafkajs") {
     if (const std::string* r = Get(c, "retry.retries"); r != nullptr && *r == "0") {

@@ -23,15 +23,16 @@
 //   - "code" is the Kafka error code for a kerr error, else -1; "name" its
 //     Kafka name, or "_" and the Go identifier (errname.go); "text"
 //     err.Error().
-//   - "status": kgo has no per-record verdict, but an idempotent kgo fails
-//     a record only when it knows the batch is not in the log (sink.go:
-//     a batch written once is "unsureIfProduced" and is not failed by
-//     timeout, retries or abort until a response settles it), unless
-//     AllowIdempotentProduceCancellation. So: not_persisted for an
-//     idempotent client without cancellation, and for ErrMaxBuffered (never
-//     buffered) and a refused record; possibly_persisted without
-//     idempotence, with cancellation, and for what Close fails after a
-//     timed-out flush.
+//   - "status": kgo has no per-record verdict. An idempotent kgo fails a
+//     record only when that is safe for its sequence numbers (config.go,
+//     RecordDeliveryTimeout: "if a record was never issued in a request to
+//     Kafka, or if it was requested and received a response"), unless
+//     AllowIdempotentProduceCancellation; but a response with an error does
+//     not say the record is absent: REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_
+//     AFTER_APPEND and a KAFKA_STORAGE_ERROR answered to a waiting acks=all
+//     request all come after the leader appended it. So: not_persisted only
+//     for ErrMaxBuffered (never buffered) and a refused record;
+//     possibly_persisted for every other failure.
 //   - "fatal": with StopProducerOnDataLossDetected, kgo fails its producer
 //     id for good on OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID,
 //     INVALID_PRODUCER_ID_MAPPING or INVALID_PRODUCER_EPOCH (sink.go
@@ -87,7 +88,6 @@ type Workload struct {
 	value []byte
 
 	stopC  chan struct{} // closed at close_at_us
-	purged atomic.Bool   // Close ran after a timed-out flush
 	fatal  atomic.Bool   // kgo failed its producer id for good
 
 	mu      sync.Mutex
@@ -186,13 +186,10 @@ func (w *Workload) isFatal(err error) bool {
 }
 
 func (w *Workload) status(err error, refused bool) string {
-	switch {
-	case refused || errors.Is(err, kgo.ErrMaxBuffered):
+	if refused || errors.Is(err, kgo.ErrMaxBuffered) {
 		return "not_persisted"
-	case w.purged.Load() || !w.s.idempotent || w.s.allowCancellation:
-		return "possibly_persisted"
 	}
-	return "not_persisted"
+	return "possibly_persisted"
 }
 
 // outcome is a record's promise: an "ack" or an "error".
@@ -326,7 +323,6 @@ func (w *Workload) Close() {
 	// still be on their way to the promise goroutine.
 	flushed := err == nil && w.out.WaitSettled(time.Now().Add(kPurgeWait))
 	if !flushed {
-		w.purged.Store(true)
 		w.cl.Close()
 		w.out.WaitSettled(time.Now().Add(kPurgeWait))
 	}
