@@ -87,8 +87,8 @@ type Workload struct {
 	out   *Output
 	value []byte
 
-	stopC  chan struct{} // closed at close_at_us
-	fatal  atomic.Bool   // kgo failed its producer id for good
+	stopC chan struct{} // closed at close_at_us
+	fatal atomic.Bool   // kgo failed its producer id for good
 
 	mu      sync.Mutex
 	stopped bool
