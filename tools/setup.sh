@@ -37,8 +37,15 @@ fi
 if ! command -v javac >/dev/null || ! command -v mvn >/dev/null; then
   packages+=(openjdk-17-jdk-headless maven)
 fi
+# The newest librdkafka without a source build comes from a Python wheel
+# (clients/librdkafka/build-version.sh pypi:confluent-kafka==2.16.1): pip
+# and unzip, unless the machine has them.
+if ! python3 -m pip --version >/dev/null 2>&1; then
+  packages+=(python3-pip)
+fi
+command -v unzip >/dev/null || packages+=(unzip)
 if ! command -v go >/dev/null; then
-  echo "setup: no go on PATH: the Sarama driver (clients/sarama) will not be built (Go 1.25 or newer)" >&2
+  echo "setup: no go on PATH: the Sarama and franz-go drivers (clients/sarama, clients/franz-go) will not be built (Go 1.25 or newer)" >&2
 fi
 missing=()
 for p in "${packages[@]}"; do
