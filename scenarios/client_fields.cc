@@ -79,7 +79,8 @@ constexpr ClientField kJavaFields[] = {
 
 // franz-go's kgo (clients/franz-go/README.md): its options by their
 // function names. DisableIdempotentWrite and RequiredAcks come from
-// [producer]; RequestTimeoutOverhead is the read timeout drawn below.
+// [producer]; RequestTimeoutOverhead is the read timeout drawn below, so
+// kgo gives up on an unanswered produce request after at most 5 s + 5 s.
 constexpr V kKgoRetries[] = {"1", "3", "100"};
 constexpr V kKgoDelivery[] = {"5000ms", "10000ms", "30000ms"};
 constexpr V kKgoProduceTimeout[] = {"1000ms", "3000ms", "5000ms"};
@@ -93,7 +94,10 @@ constexpr ClientField kFranzGoFields[] = {
     {"MaxProduceRequestsInflightPerBroker", kInFlight, 200, "1.7.0"},
     {"RecordRetries", kKgoRetries, 300},
     {"RecordDeliveryTimeout", kKgoDelivery, 300},
-    {"ProduceRequestTimeout", kKgoProduceTimeout, 300},
+    // Always drawn: kgo's wait for a produce answer is this plus
+    // RequestTimeoutOverhead, and its default (10 s) would outlast the
+    // liveness grace after a blackhole (explore's first franz-go hour).
+    {"ProduceRequestTimeout", kKgoProduceTimeout, 0},
     {"ProducerLinger", kKgoLinger, 300},
     {"MaxBufferedRecords", kKgoBuffered, 300},
     {"RetryBackoff", kKgoBackoff, 300},
