@@ -944,6 +944,71 @@ TEST(ClientSignatures, RegroupedResendOfAWrittenBatchIsRegroupedRetry) {
   EXPECT_EQ(Classify(r, *v).mechanism, std::string(kUnclassified));
 }
 
+// The goal: the Java client's callbacks out of partition order (a written
+// batch answered REQUEST_TIMED_OUT, acknowledged on its resend, a duplicate,
+// after the next batch) are named retry-acked-after-successor.
+TEST(ClientSignatures, ADuplicateResendAckedAfterTheNextBatchIsRetryAckedAfterSuccessor) {
+  RunRecord r = CleanClientRecord();
+  r.client->name = "java 4.4.0";
+  // t/0's first batch (ids 1, 3; seq 0..1) is written at 20 ms and answered
+  // REQUEST_TIMED_OUT; id 5 (seq 2) is acknowledged at 35 ms; the resend of
+  // ids 1 and 3 is answered as a duplicate at 42 ms and acknowledged at 44.
+  r.kafka.responses[0].error = kafka::ErrorCode::REQUEST_TIMED_OUT;
+  kafka::ResponseEvent dup = Response(42, 0, kafka::ErrorCode::NONE);
+  dup.duplicate = true;
+  dup.epoch = kafka::Epoch(0);
+  dup.first_seq = kafka::Sequence(0);
+  dup.record_ids = {1, 3};
+  r.kafka.responses.push_back(dup);
+  r.producer.acks = {Ack(31, 2, 1, 0, 0), Ack(31, 4, 1, 1, 1), Ack(31, 6, 1, 2, 2),
+                     Ack(35, 5, 0, 2, 2), Ack(44, 1, 0, 0, 0), Ack(44, 3, 0, 1, 1)};
+  std::optional<Violation> v = EvaluateCheck("acked-batches-in-order", r);
+  ASSERT_TRUE(v.has_value());
+  const Signature sig = Classify(r, *v);
+  EXPECT_EQ(sig.mechanism, "retry-acked-after-successor");
+  EXPECT_EQ(sig.function, "java");
+  // Canary: the first answer was a success: another cause.
+  r.kafka.responses[0].error = kafka::ErrorCode::NONE;
+  v = EvaluateCheck("acked-batches-in-order", r);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(Classify(r, *v).mechanism, std::string(kUnclassified));
+}
+
+// The goal: a partition whose first write under an epoch starts past
+// sequence 0 after a lower batch was refused (a leader without the
+// producer's state takes any first sequence) is out-of-order-first-write.
+TEST(ClientSignatures, AFirstWritePastARefusedBatchIsOutOfOrderFirstWrite) {
+  RunRecord r = CleanClientRecord();
+  r.client->name = "java 2.8.2";
+  r.kafka.final_logs[Tp(1)] = {Entry(0, 0, 1, {4, 6})};
+  r.kafka.appends.push_back(kafka::AppendEvent{Ms(25),
+                                               kafka::BrokerId(2),
+                                               true,
+                                               Tp(1),
+                                               kafka::Offset(0),
+                                               kafka::ProducerId(1),
+                                               kafka::Epoch(0),
+                                               kafka::Sequence(1),
+                                               kafka::Sequence(2),
+                                               {4, 6}});
+  kafka::ResponseEvent refused = Response(10, 1, kafka::ErrorCode::NOT_LEADER_OR_FOLLOWER);
+  refused.epoch = kafka::Epoch(0);
+  refused.first_seq = kafka::Sequence(0);
+  refused.record_ids = {2};
+  r.kafka.responses.push_back(refused);
+  std::optional<Violation> v = EvaluateCheck("log-sequences-contiguous", r);
+  ASSERT_TRUE(v.has_value());
+  const Signature sig = Classify(r, *v);
+  EXPECT_EQ(sig.mechanism, "out-of-order-first-write");
+  EXPECT_EQ(sig.function, "java");
+  EXPECT_THAT(sig.chain.front(), HasSubstr("NOT_LEADER_OR_FOLLOWER"));
+  // Canary: nothing was refused before it.
+  r.kafka.responses.pop_back();
+  v = EvaluateCheck("log-sequences-contiguous", r);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(Classify(r, *v).mechanism, std::string(kUnclassified));
+}
+
 // ---------------------------------------------------------------------------
 // retry-pacing
 

@@ -37,6 +37,16 @@
 //   kept-dead-connection: a blackhole took a connection's state, and the
 //     client kept using it, never opening another to that broker, while
 //     its messages failed or waited.
+//   out-of-order-first-write: the partition's first write under an epoch
+//     starts past sequence 0, after the batches before it were refused: a
+//     leader with no state for the producer took a later batch first
+//     (Kafka before KAFKA-15591 accepts any first sequence), so the
+//     refused ones can never be written in order.
+//   retry-acked-after-successor: a written batch answered with an error
+//     (REQUEST_TIMED_OUT, ...) was retried and acknowledged as a duplicate
+//     after a later batch of its partition had been acknowledged: the
+//     client's acknowledgements (the Java client's callbacks) out of the
+//     partition's order.
 //   stalled-after-heal: messages unresolved (or the client not closed)
 //     long after the last fault healed.
 #include <algorithm>
@@ -50,6 +60,7 @@
 #include "base/assert.h"
 #include "checks/chain.h"
 #include "checks/check_registry.h"
+#include "checks/check_support.h"
 
 namespace checks::internal {
 namespace {
@@ -312,6 +323,90 @@ std::optional<Signature> RetryOvertaken(const RunRecord& r, const Violation& v) 
   return chain.Done("retry-overtaken", Family(r));
 }
 
+// out-of-order-first-write: the violation's batch is the first in the
+// final log under its epoch and starts at sequence N > 0; before it was
+// appended, the broker refused a batch of that partition and epoch with a
+// lower sequence.
+std::optional<Signature> OutOfOrderFirstWrite(const RunRecord& r, const Violation& v) {
+  if (v.check != kLogSequencesContiguous || v.subject.sequence <= 0 || v.subject.ids.empty()) {
+    return std::nullopt;
+  }
+  const AppendEvent* first = nullptr;
+  for (const AppendEvent& a : r.kafka.appends) {
+    if (a.leader && a.tp.topic == v.subject.topic && a.tp.partition.value == v.subject.partition &&
+        a.epoch.value == v.subject.epoch && a.first_seq.value == v.subject.sequence &&
+        Contains(a.record_ids, v.subject.ids[0])) {
+      first = &a;
+      break;
+    }
+  }
+  if (first == nullptr) return std::nullopt;
+  const ResponseEvent* refused = nullptr;
+  for (const ResponseEvent& e : r.kafka.responses) {
+    if (e.api == kafka::ApiKey::kProduce && e.tp == first->tp && e.at <= first->at &&
+        e.error != kafka::ErrorCode::NONE && e.epoch == first->epoch && e.first_seq.value >= 0 &&
+        e.first_seq.value < first->first_seq.value) {
+      refused = &e;
+    }
+  }
+  if (refused == nullptr) return std::nullopt;
+  Chain chain(r, v, v.subject);
+  chain.Line(refused->at, absl::StrCat(AnswerText(*refused), ": an earlier batch refused"));
+  chain.Line(first->at,
+             absl::StrCat(AppendText(*first), ": the first write of epoch ", first->epoch.value,
+                          ", past sequence 0 (a leader with no state for the producer takes any "
+                          "first sequence: Kafka before KAFKA-15591)"));
+  return chain.Done("out-of-order-first-write", Family(r));
+}
+
+// retry-acked-after-successor: two acks of one partition and epoch in the
+// wrong order, the late one for a batch a leader wrote whose first answer
+// was an error, acknowledged when its resend was answered as a duplicate.
+std::optional<Signature> RetryAckedAfterSuccessor(const RunRecord& r, const Violation& v) {
+  if (v.check != kAckedBatchesInOrder) return std::nullopt;
+  for (size_t i = 0; i < r.producer.acks.size(); ++i) {
+    const sarama::AckEvent& late = r.producer.acks[i];
+    if (!late.has_sequence) continue;
+    for (size_t j = 0; j < i; ++j) {
+      const sarama::AckEvent& early = r.producer.acks[j];
+      if (!early.has_sequence || early.topic != late.topic || early.partition != late.partition ||
+          early.producer_epoch != late.producer_epoch || early.sequence <= late.sequence) {
+        continue;
+      }
+      const AppendEvent* written = nullptr;
+      for (const AppendEvent& a : r.kafka.appends) {
+        if (a.leader && a.at <= early.at && Contains(a.record_ids, late.id) &&
+            a.epoch.value == late.producer_epoch) {
+          written = &a;
+          break;
+        }
+      }
+      if (written == nullptr) continue;
+      const ResponseEvent* failed = AnswerOf(r, *written);
+      if (!Failed(failed) || failed->at > early.at) continue;
+      const ResponseEvent* duplicate = nullptr;
+      for (const ResponseEvent& e : r.kafka.responses) {
+        if (e.duplicate && e.at >= early.at && e.at <= late.at && Contains(e.record_ids, late.id)) {
+          duplicate = &e;
+          break;
+        }
+      }
+      if (duplicate == nullptr) continue;
+      const Subject subject = families::AckSubject(late);  // Chain keeps a reference
+      Chain chain(r, v, subject);
+      chain.Line(written->at, AppendText(*written));
+      chain.Line(failed->at, absl::StrCat(AnswerText(*failed), ": written, answered an error"));
+      chain.Line(early.at, absl::StrCat("the client reports id=", early.id, " (seq ",
+                                        early.sequence, ") written: the later batch first"));
+      chain.Line(duplicate->at, absl::StrCat(AnswerText(*duplicate), ": the resend"));
+      chain.Line(late.at, absl::StrCat("the client reports id=", late.id, " (seq ", late.sequence,
+                                       ") written, after seq ", early.sequence));
+      return chain.Done("retry-acked-after-successor", Family(r));
+    }
+  }
+  return std::nullopt;
+}
+
 // regrouped-retry: the violation's answer is the broker's
 // OUT_OF_ORDER_SEQUENCE_NUMBER to a batch that carries a message a leader
 // had already written under the same epoch, in a batch whose answer the
@@ -448,9 +543,12 @@ std::optional<Signature> ClassifyRealClient(const RunRecord& r, const Violation&
   if (!r.client.has_value()) return std::nullopt;
   PRODSIM_ASSERT(!v.check.empty());
   using Rule = std::optional<Signature> (*)(const RunRecord&, const Violation&);
-  constexpr Rule kRealRules[] = {&SequenceReuse,      &Rewritten,       &NotPersistedButWritten,
-                                 &AckedLost,          &RetryOvertaken,  &RegroupedRetry,
-                                 &KeptDeadConnection, &StalledAfterHeal};
+  constexpr Rule kRealRules[] = {&SequenceReuse,        &Rewritten,
+                                 &NotPersistedButWritten,
+                                 &AckedLost,            &RetryOvertaken,
+                                 &RegroupedRetry,       &OutOfOrderFirstWrite,
+                                 &RetryAckedAfterSuccessor, &KeptDeadConnection,
+                                 &StalledAfterHeal};
   for (Rule rule : kRealRules) {
     if (std::optional<Signature> sig = rule(r, v)) {
       // A real client's signature names its client, not a Sarama function.

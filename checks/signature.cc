@@ -1342,6 +1342,17 @@ constexpr MechanismRow kMechanismTable[] = {
       "overlaps the written one without matching it: OUT_OF_ORDER instead of a duplicate",
       true}},
     {nullptr,
+     {"out-of-order-first-write", "CLIENT",
+      "the partition's first write under an epoch starts past sequence 0 after the batches "
+      "before it were refused: a leader with no state for the producer took a later batch "
+      "first (Kafka before KAFKA-15591)",
+      true}},
+    {nullptr,
+     {"retry-acked-after-successor", "CLIENT",
+      "a written batch answered an error was resent and acknowledged as a duplicate after a "
+      "later batch of its partition was acknowledged: acknowledgements out of partition order",
+      true}},
+    {nullptr,
      {"kept-dead-connection", "CLIENT",
       "a blackhole took a connection's state; the client kept using it and opened no other to "
       "that broker while its messages failed or waited",
