@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The real clients' findings as a regression run: each file under
 # scenarios/known/real/ (CLIENT-VERSION-what.toml) replayed with its client.
-#   - A client with simulated time (kafkajs, kafkajs-fixes, sarama: the
+#   - A client with simulated time (kafkajs, kafkajs-fixes, java, sarama: the
 #     lockstep protocol, clients/README.md) replays the file once with
 #     prodsim run --client: its [expect] verdict, check and signature (the
 #     finding's mechanism, its @client replaced by the client run) must come
 #     out exactly, and a second run must give the same digest where the
-#     client's replay is exact (kafkajs; Sarama's is near: docs/real-clients.md).
+#     client's replay is exact (kafkajs, Java; Sarama's is near: docs/real-clients.md).
 #   - A client without it (librdkafka) runs K wall-clock trials at once; the
 #     signature must come out in at least R of them, with a failing verdict.
 #     The verdict and check are printed, not asserted: on a loaded machine the
@@ -52,7 +52,7 @@ run() {  # FILE FAMILY CLIENT
   [[ ${signature#*@} == "$family" ]] && signature=${signature%@*}@${client%%@*}
   want="$verdict [$check] $signature"
   case $family in
-    kafkajs) simulated "$file" "$client" "$want" exact; return ;;
+    kafkajs | java) simulated "$file" "$client" "$want" exact; return ;;
     sarama) simulated "$file" "$client" "$want" ""; return ;;
   esac
   out=$("$prodsim" real "$file" --client="$client" --trials="$trials" --jobs="$trials" --bound=60s 2>&1)
