@@ -996,12 +996,20 @@ TEST(ClientSignatures, AFirstWritePastARefusedBatchIsOutOfOrderFirstWrite) {
   refused.first_seq = kafka::Sequence(0);
   refused.record_ids = {2};
   r.kafka.responses.push_back(refused);
+  std::erase_if(r.producer.acks, [](const sarama::AckEvent& a) { return a.id == 2; });
   std::optional<Violation> v = EvaluateCheck("log-sequences-contiguous", r);
   ASSERT_TRUE(v.has_value());
   const Signature sig = Classify(r, *v);
   EXPECT_EQ(sig.mechanism, "out-of-order-first-write");
   EXPECT_EQ(sig.function, "java");
   EXPECT_THAT(sig.chain.front(), HasSubstr("NOT_LEADER_OR_FOLLOWER"));
+  // The client acknowledged the refused message (librdkafka's implicit
+  // ack): its own mistake, named on acked-are-durable, not here.
+  r.producer.acks.push_back(Ack(30, 2, 1, -1, 0));
+  v = EvaluateCheck("log-sequences-contiguous", r);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(Classify(r, *v).mechanism, std::string(kUnclassified));
+  r.producer.acks.pop_back();
   // Canary: nothing was refused before it.
   r.kafka.responses.pop_back();
   v = EvaluateCheck("log-sequences-contiguous", r);

@@ -326,7 +326,7 @@ std::optional<Signature> RetryOvertaken(const RunRecord& r, const Violation& v) 
 // out-of-order-first-write: the violation's batch is the first in the
 // final log under its epoch and starts at sequence N > 0; before it was
 // appended, the broker refused a batch of that partition and epoch with a
-// lower sequence.
+// lower sequence, none of whose messages the client acknowledged.
 std::optional<Signature> OutOfOrderFirstWrite(const RunRecord& r, const Violation& v) {
   if (v.check != kLogSequencesContiguous || v.subject.sequence <= 0 || v.subject.ids.empty()) {
     return std::nullopt;
@@ -350,6 +350,11 @@ std::optional<Signature> OutOfOrderFirstWrite(const RunRecord& r, const Violatio
     }
   }
   if (refused == nullptr) return std::nullopt;
+  // A refused message the client then acknowledged is its own mistake
+  // (librdkafka's implicit ack: ack-without-write, on acked-are-durable).
+  for (const sarama::AckEvent& a : r.producer.acks) {
+    if (Contains(refused->record_ids, a.id)) return std::nullopt;
+  }
   Chain chain(r, v, v.subject);
   chain.Line(refused->at, absl::StrCat(AnswerText(*refused), ": an earlier batch refused"));
   chain.Line(first->at,
