@@ -1017,6 +1017,26 @@ TEST(ClientSignatures, AFirstWritePastARefusedBatchIsOutOfOrderFirstWrite) {
   EXPECT_EQ(Classify(r, *v).mechanism, std::string(kUnclassified));
 }
 
+// The goal: a Produce request with a null record set (franz-go's failed
+// batch), which Kafka 2.6 refuses by closing the connection, is named
+// null-record-set; another malformed frame is not.
+TEST(ClientSignatures, AProduceWithANullRecordSetIsNullRecordSet) {
+  RunRecord r = CleanClientRecord();
+  r.client->name = "franz-go 1.22.3";
+  r.client->malformed_frames = {
+      "t=1.587s broker-1 connection 7: Produce v8 request: null record set at byte 53"};
+  std::optional<Violation> v = EvaluateCheck("client-malformed-frame", r);
+  ASSERT_TRUE(v.has_value());
+  const Signature sig = Classify(r, *v);
+  EXPECT_EQ(sig.mechanism, "null-record-set");
+  EXPECT_EQ(sig.function, "franz-go");
+  // Canary: another malformed frame.
+  r.client->malformed_frames = {"t=0.1s broker-0 connection 1: negative frame size -16"};
+  v = EvaluateCheck("client-malformed-frame", r);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(Classify(r, *v).mechanism, std::string(kUnclassified));
+}
+
 // ---------------------------------------------------------------------------
 // retry-pacing
 

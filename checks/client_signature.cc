@@ -47,6 +47,11 @@
 //     after a later batch of its partition had been acknowledged: the
 //     client's acknowledgements (the Java client's callbacks) out of the
 //     partition's order.
+//   null-record-set: a Produce request carrying a null record set for a
+//     partition (franz-go writes one for a batch failed while the request
+//     was being built, sink.go); Kafka before 2.8 validates every
+//     partition's records as it parses the request and closes the
+//     connection, so the request's other batches fail with it.
 //   stalled-after-heal: messages unresolved (or the client not closed)
 //     long after the last fault healed.
 #include <algorithm>
@@ -412,6 +417,30 @@ std::optional<Signature> RetryAckedAfterSuccessor(const RunRecord& r, const Viol
   return std::nullopt;
 }
 
+// null-record-set: the client's malformed frame is a Produce request with
+// a null record set, and a message of the partition failed before it.
+std::optional<Signature> NullRecordSet(const RunRecord& r, const Violation& v) {
+  if (v.check != kClientMalformedFrame || !r.client.has_value()) return std::nullopt;
+  const std::string* frame = nullptr;
+  for (const std::string& m : r.client->malformed_frames) {
+    if (m.find("Produce") != std::string::npos && m.find("null record set") != std::string::npos) {
+      frame = &m;
+      break;
+    }
+  }
+  if (frame == nullptr) return std::nullopt;
+  Chain chain(r, v, v.subject);
+  for (const sarama::ErrorEvent& e : r.producer.errors) {
+    chain.Line(e.at, absl::StrCat("the client reports id=", e.id, " failed: a batch it had "
+                                  "built, failed before the request was written"));
+    break;
+  }
+  chain.Line(r.run.end_time, absl::StrCat(frame->substr(0, 160),
+                                          ": Kafka before 2.8 parses every partition's records "
+                                          "and closes the connection"));
+  return chain.Done("null-record-set", Family(r));
+}
+
 // regrouped-retry: the violation's answer is the broker's
 // OUT_OF_ORDER_SEQUENCE_NUMBER to a batch that carries a message a leader
 // had already written under the same epoch, in a batch whose answer the
@@ -552,8 +581,8 @@ std::optional<Signature> ClassifyRealClient(const RunRecord& r, const Violation&
                                  &NotPersistedButWritten,
                                  &AckedLost,            &RetryOvertaken,
                                  &RegroupedRetry,       &OutOfOrderFirstWrite,
-                                 &RetryAckedAfterSuccessor, &KeptDeadConnection,
-                                 &StalledAfterHeal};
+                                 &RetryAckedAfterSuccessor, &NullRecordSet,
+                                 &KeptDeadConnection,   &StalledAfterHeal};
   for (Rule rule : kRealRules) {
     if (std::optional<Signature> sig = rule(r, v)) {
       // A real client's signature names its client, not a Sarama function.

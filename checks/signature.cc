@@ -1353,6 +1353,11 @@ constexpr MechanismRow kMechanismTable[] = {
       "later batch of its partition was acknowledged: acknowledgements out of partition order",
       true}},
     {nullptr,
+     {"null-record-set", "CLIENT",
+      "a Produce request with a null record set for a partition (a batch failed while the "
+      "request was built); Kafka before 2.8 closes the connection on it",
+      true}},
+    {nullptr,
      {"kept-dead-connection", "CLIENT",
       "a blackhole took a connection's state; the client kept using it and opened no other to "
       "that broker while its messages failed or waited",
