@@ -55,17 +55,22 @@ run() {  # FILE FAMILY CLIENT
     kafkajs | java) simulated "$file" "$client" "$want" exact; return ;;
     sarama) simulated "$file" "$client" "$want" ""; return ;;
   esac
-  out=$("$prodsim" real "$file" --client="$client" --trials="$trials" --jobs="$trials" --bound=60s 2>&1)
+  # franz-go's null-record-set needs a batch to fail while a request is
+  # being built: about half the trials on a loaded 2-core machine, so its
+  # files take 6 trials and need the signature in one.
+  local k=$trials n=$needed
+  if [[ $family == franz-go ]]; then k=6; n=1; fi
+  out=$("$prodsim" real "$file" --client="$client" --trials="$k" --jobs="$k" --bound=60s 2>&1)
   if grep -q "is not built\|was not found" <<<"$out"; then
     echo "skip $(basename "$file") on $client: $(grep -m1 'not' <<<"$out")"
     return
   fi
   got=$(grep -E -- "trial [0-9]+/[0-9]+: [a-z-]+ \[[a-z-]+\] " <<<"$out" | grep -cF -- "] $signature client=")
   exact=$(grep -cF -- ": $want client=" <<<"$out")
-  if ((got >= needed)); then
-    echo "ok   $(basename "$file") on $client: $signature in $got of $trials trials ($exact as '$want')"
+  if ((got >= n)); then
+    echo "ok   $(basename "$file") on $client: $signature in $got of $k trials ($exact as '$want')"
   else
-    echo "FAIL $(basename "$file") on $client: want $signature in $needed of $trials trials, got $got:"
+    echo "FAIL $(basename "$file") on $client: want $signature in $n of $k trials, got $got:"
     grep -E "trial [0-9]+/|distribution" <<<"$out"
     status=1
   fi
