@@ -188,7 +188,10 @@ void ApplyClientDraw(const ClientDraw& d, std::string_view family, Scenario* s) 
   // faults are timed against.
   if (family == "java") Put(c, "request.timeout.ms", absl::StrCat(d.read_timeout.millis()));
   if (family == "franz-go") {
-    Put(c, "RequestTimeoutOverhead", absl::StrCat(d.read_timeout.millis(), "ms"));
+    // At least 1 s: kgo before 1.x's later releases refuses less
+    // ("request timeout min overhead 500ms is less than allowed 1s", 1.0.0).
+    Put(c, "RequestTimeoutOverhead",
+        absl::StrCat(std::max<int64_t>(d.read_timeout.millis(), 1000), "ms"));
     // kgo takes more than one request in flight only without idempotence
     // (config.go's validation); with it, it sends up to 5 on its own.
     if (idempotent) {
