@@ -11,12 +11,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
+import org.apache.kafka.clients.Metadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProdsimFactory;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.clients.producer.internals.ProducerMetadata;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.protocol.Errors;
@@ -65,6 +65,8 @@ public final class Main {
   private java.util.BitSet producePrinted;
   private boolean fatalReported;
   private Object transactionManager;
+  // Lockstep: the metadata calls that ask for a topic (differ by version).
+  private ProdsimFactory.Topics topics;
   private volatile boolean closingMode;
   private boolean detachedForClose;
   private volatile boolean appDone;
@@ -253,6 +255,7 @@ public final class Main {
     }
     ls.awaitParticipants(2);
     transactionManager = b.transactionManager;
+    topics = b.topics;
     return runJob(b.producer, b.metadata);
   }
 
@@ -288,7 +291,7 @@ public final class Main {
 
   // ------------------------------------------------------------------ the job
 
-  private int runJob(KafkaProducer<byte[], byte[]> producer, ProducerMetadata metadata) throws Exception {
+  private int runJob(KafkaProducer<byte[], byte[]> producer, Metadata metadata) throws Exception {
     // Several sending threads: no order between them (clients/README.md,
     // "order":"per_call"; each thread is one `call`, its index + 1).
     Out.event("start", "\"client\":\"" + kClient + "\",\"version\":" + Json.quote(kafkaVersion())
@@ -335,7 +338,7 @@ public final class Main {
    * threads' sends alternate in a fixed round robin (with the I/O thread
    * running between them whenever it is runnable).
    */
-  private void sendShare(KafkaProducer<byte[], byte[]> producer, ProducerMetadata metadata, int k, byte[] value,
+  private void sendShare(KafkaProducer<byte[], byte[]> producer, Metadata metadata, int k, byte[] value,
                          long maxBlockMs, long closeAtNs) {
     final int n = job.threads;
     for (long id = k + 1; id <= job.messages; id += n) {
@@ -357,7 +360,7 @@ public final class Main {
    * order, each registered in the lockstep before the next starts (so the
    * participants' order is fixed); the calling thread waits for all of them.
    */
-  private void runThreads(KafkaProducer<byte[], byte[]> producer, ProducerMetadata metadata, byte[] value,
+  private void runThreads(KafkaProducer<byte[], byte[]> producer, Metadata metadata, byte[] value,
                           long maxBlockMs, long closeAtNs) throws Exception {
     final int n = job.threads;
     final java.util.concurrent.atomic.AtomicInteger finished = new java.util.concurrent.atomic.AtomicInteger();
@@ -412,9 +415,10 @@ public final class Main {
   /**
    * Lockstep only: waits, on the simulated clock, for the topic's partitions
    * as KafkaProducer.waitOnMetadata would (4.4's ProducerMetadata waits with
-   * Object.wait on the wall clock; doing it here keeps it in the lockstep).
+   * Object.wait on the wall clock, and so does 2.2's Metadata; doing it here
+   * keeps it in the lockstep).
    */
-  private boolean awaitTopic(ProducerMetadata metadata, String topic, long maxBlockMs, long closeAtNs) {
+  private boolean awaitTopic(Metadata metadata, String topic, long maxBlockMs, long closeAtNs) {
     long deadlineNs = SimTime.satAdd(nowNs(), maxBlockMs);
     long requestedAtNs = -1;
     while (metadata.fetch().partitionCountForTopic(topic) == null) {
@@ -426,8 +430,8 @@ public final class Main {
       // where the wall clock would have moved.
       if (requestedAtNs != nowNs()) {
         requestedAtNs = nowNs();
-        metadata.add(topic, nowNs() / 1_000_000L);
-        v = metadata.requestUpdateForTopic(topic);
+        topics.add(topic, nowNs() / 1_000_000L);
+        v = topics.requestUpdateForTopic(topic);
         selector.wakeup();
       } else {
         v = metadata.updateVersion();
@@ -437,7 +441,7 @@ public final class Main {
     return true;
   }
 
-  private void sendOne(KafkaProducer<byte[], byte[]> producer, ProducerMetadata metadata, long id, byte[] value,
+  private void sendOne(KafkaProducer<byte[], byte[]> producer, Metadata metadata, long id, byte[] value,
                        long maxBlockMs, long closeAtNs) {
     String topic = job.topics.get((int) ((id - 1) % job.topics.size()));
     String key = job.keys == 0 ? null : "key-" + ((id - 1) % job.keys);

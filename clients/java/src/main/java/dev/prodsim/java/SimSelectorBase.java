@@ -6,7 +6,6 @@ import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -167,7 +166,8 @@ abstract class SimSelectorBase<S> {
     return false;
   }
 
-  public Collection<NetworkReceive> completedReceives() {
+  // A List: Selectable's return type is List before 2.5, Collection after.
+  public List<NetworkReceive> completedReceives() {
     return receives;
   }
 

@@ -41,7 +41,7 @@ final class SimTime implements Time {
     ls.park(satAdd(ls.nowNs(), ms), null, null);
   }
 
-  @Override
+  // Time.waitObject is new in 2.3 (no @Override: 2.2's Time lacks it).
   public void waitObject(Object obj, Supplier<Boolean> condition, long deadlineMs) throws InterruptedException {
     ls.ensureRegistered();
     for (;;) {

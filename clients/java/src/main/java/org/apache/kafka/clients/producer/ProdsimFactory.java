@@ -14,7 +14,6 @@ import java.util.Random;
 import org.apache.kafka.clients.ApiVersions;
 import org.apache.kafka.clients.KafkaClient;
 import org.apache.kafka.clients.Metadata;
-import org.apache.kafka.clients.producer.internals.ProducerMetadata;
 import org.apache.kafka.common.internals.ClusterResourceListeners;
 import org.apache.kafka.common.network.Selectable;
 import org.apache.kafka.common.utils.Time;
@@ -25,7 +24,8 @@ import org.apache.kafka.common.utils.Time;
  * uses), with Kafka's real NetworkClient over a given Selectable.
  *
  * <p>The constructor differs by version: 2.x before 2.8 takes the config as
- * a Map, 2.8 to 3.x a ProducerConfig, 4.x also an ApiVersions; NetworkClient's
+ * a Map, 2.8 to 3.x a ProducerConfig, 4.x also an ApiVersions; 2.2 a
+ * Metadata where later versions take a ProducerMetadata (new in 2.3); NetworkClient's
  * and ProducerMetadata's constructors differ too (ClientDnsLookup until 2.8,
  * connection-setup timeouts from 2.8, MetadataRecoveryStrategy from 3.8,
  * BootstrapConfiguration in 4.4, a retry.backoff.max.ms from 3.7, no Time in
@@ -48,7 +48,8 @@ public final class ProdsimFactory {
   /** What the driver needs of the built producer. */
   public static final class Built {
     public KafkaProducer<byte[], byte[]> producer;
-    public ProducerMetadata metadata;
+    public Metadata metadata; // a ProducerMetadata from 2.3, a Metadata in 2.2
+    public Topics topics;
     public Object transactionManager; // null unless idempotent or transactional
   }
 
@@ -86,13 +87,13 @@ public final class ProdsimFactory {
     ProducerConfig config = new ProducerConfig(props);
     String clientId = config.getString(ProducerConfig.CLIENT_ID_CONFIG);
     Object logContext = newLogContext("[Producer clientId=" + clientId + "] ");
-    ProducerMetadata metadata = newMetadata(config, logContext, time);
+    Metadata metadata = newMetadata(config, logContext, time);
     List<InetSocketAddress> addresses = new ArrayList<>();
     for (String hp : config.getList(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG)) {
       int colon = hp.lastIndexOf(':');
       addresses.add(new InetSocketAddress(hp.substring(0, colon), Integer.parseInt(hp.substring(colon + 1))));
     }
-    metadata.bootstrap(addresses);
+    bootstrap(metadata, addresses, time);
 
     Forward fwd = new Forward(gate);
     KafkaClient client = (KafkaClient) Proxy.newProxyInstance(ProdsimFactory.class.getClassLoader(),
@@ -111,7 +112,7 @@ public final class ProdsimFactory {
       Class<?> t = pt[k];
       if (t == Map.class) pargs[k] = props;
       else if (t == ProducerConfig.class) pargs[k] = config;
-      else if (t == ProducerMetadata.class) pargs[k] = metadata;
+      else if (Metadata.class.isAssignableFrom(t)) pargs[k] = metadata; // ProducerMetadata; Metadata in 2.2
       else if (t == KafkaClient.class) pargs[k] = client;
       else if (t == ApiVersions.class) pargs[k] = given;
       else if (t == Time.class) pargs[k] = time;
@@ -133,6 +134,7 @@ public final class ProdsimFactory {
     Built b = new Built();
     b.producer = producer;
     b.metadata = metadata;
+    b.topics = new Topics(metadata);
     b.transactionManager = field(producer, "transactionManager");
     return b;
   }
@@ -191,9 +193,23 @@ public final class ProdsimFactory {
     return c.getConstructor(String.class).newInstance(prefix);
   }
 
-  static ProducerMetadata newMetadata(ProducerConfig config, Object logContext, Time time) throws Exception {
-    Constructor<?> mc = ProducerMetadata.class.getConstructors()[0];
-    for (Constructor<?> c : ProducerMetadata.class.getConstructors()) {
+  /**
+   * The producer's metadata as KafkaProducer's constructor makes it:
+   * ProducerMetadata(refreshBackoffMs, [refreshBackoffMaxMs 3.7+,]
+   * metadataExpireMs, [metadataIdleMs 2.5+,] LogContext,
+   * ClusterResourceListeners, [Time before 4.4]) from 2.3; in 2.2 there is
+   * no ProducerMetadata: Metadata(refreshBackoffMs, metadataExpireMs,
+   * allowAutoTopicCreation true, topicExpiryEnabled true, listeners).
+   */
+  static Metadata newMetadata(ProducerConfig config, Object logContext, Time time) throws Exception {
+    Class<?> pm;
+    try {
+      pm = Class.forName("org.apache.kafka.clients.producer.internals.ProducerMetadata");
+    } catch (ClassNotFoundException e) {
+      return newMetadata22(config);
+    }
+    Constructor<?> mc = pm.getConstructors()[0];
+    for (Constructor<?> c : pm.getConstructors()) {
       if (c.getParameterCount() > mc.getParameterCount()) mc = c;
     }
     Class<?>[] t = mc.getParameterTypes();
@@ -203,12 +219,91 @@ public final class ProdsimFactory {
     a.add(config.getLong(ProducerConfig.RETRY_BACKOFF_MS_CONFIG));
     if (longs == 4) a.add(config.getLong("retry.backoff.max.ms"));
     a.add(config.getLong(ProducerConfig.METADATA_MAX_AGE_CONFIG));
-    a.add(config.getLong(ProducerConfig.METADATA_MAX_IDLE_CONFIG));
+    if (longs >= 3) a.add(config.getLong("metadata.max.idle.ms")); // 2.5+
     a.add(logContext);
     a.add(new ClusterResourceListeners());
     if (t[t.length - 1] == Time.class) a.add(time);
     if (a.size() != t.length) throw new IllegalStateException("unexpected ProducerMetadata constructor " + mc);
-    return (ProducerMetadata) mc.newInstance(a.toArray());
+    return (Metadata) mc.newInstance(a.toArray());
+  }
+
+  static Metadata newMetadata22(ProducerConfig config) throws Exception {
+    Constructor<Metadata> mc = Metadata.class.getConstructor(long.class, long.class, boolean.class, boolean.class,
+        ClusterResourceListeners.class);
+    return mc.newInstance(config.getLong(ProducerConfig.RETRY_BACKOFF_MS_CONFIG),
+        config.getLong(ProducerConfig.METADATA_MAX_AGE_CONFIG), true, true, new ClusterResourceListeners());
+  }
+
+  /** Metadata.bootstrap(addresses) from 2.4, bootstrap(addresses, nowMs) before. */
+  static void bootstrap(Metadata metadata, List<InetSocketAddress> addresses, Time time) throws Exception {
+    Method m;
+    try {
+      m = Metadata.class.getMethod("bootstrap", List.class);
+    } catch (NoSuchMethodException e) {
+      m = Metadata.class.getMethod("bootstrap", List.class, long.class);
+      m.invoke(metadata, addresses, time.milliseconds());
+      return;
+    }
+    m.invoke(metadata, addresses);
+  }
+
+  /**
+   * What KafkaProducer.waitOnMetadata calls to ask for a topic, by version:
+   * ProducerMetadata.add(topic, nowMs) and requestUpdateForTopic(topic) from
+   * 2.5; add(topic) and requestUpdate() before (ProducerMetadata in 2.3 and
+   * 2.4, Metadata in 2.2). Looked up once.
+   */
+  public static final class Topics {
+    private final Metadata m;
+    private final Method add;
+    private final boolean addTakesNow;
+    private final Method request;
+    private final boolean requestTakesTopic;
+
+    Topics(Metadata m) throws NoSuchMethodException {
+      this.m = m;
+      Method a;
+      boolean now = true;
+      try {
+        a = m.getClass().getMethod("add", String.class, long.class);
+      } catch (NoSuchMethodException e) {
+        a = m.getClass().getMethod("add", String.class);
+        now = false;
+      }
+      Method r;
+      boolean topic = true;
+      try {
+        r = m.getClass().getMethod("requestUpdateForTopic", String.class);
+      } catch (NoSuchMethodException e) {
+        r = m.getClass().getMethod("requestUpdate");
+        topic = false;
+      }
+      add = a;
+      addTakesNow = now;
+      request = r;
+      requestTakesTopic = topic;
+    }
+
+    public void add(String topic, long nowMs) {
+      call(add, addTakesNow ? new Object[] {topic, nowMs} : new Object[] {topic});
+    }
+
+    public int requestUpdateForTopic(String topic) {
+      return (Integer) call(request, requestTakesTopic ? new Object[] {topic} : new Object[0]);
+    }
+
+    private Object call(Method x, Object[] args) {
+      try {
+        return x.invoke(m, args);
+      } catch (InvocationTargetException e) {
+        Throwable c = e.getCause();
+        if (c instanceof RuntimeException) throw (RuntimeException) c;
+        if (c instanceof Error) throw (Error) c;
+        throw new IllegalStateException(c);
+      } catch (IllegalAccessException e) {
+        throw new IllegalStateException(e);
+      }
+    }
   }
 
   /**
