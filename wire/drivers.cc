@@ -495,10 +495,26 @@ Effective EffectiveSettings(const Driver& driver, const scenarios::Scenario& s) 
       if (absl::SimpleAtoi(v, &n)) e.max_in_flight = n;
     }
   }
-  // Idempotent by default, but not with acks other than all unless asked:
-  // the Java client from 3.2 (KAFKA-13673; before that a ConfigException),
-  // and prodsim-franz-go as the Java client does (kgo itself refuses them).
+  // The Java client: idempotence asked for with acks left unset means acks
+  // all on every line (2.x's default acks is 1, but enable.idempotence
+  // sets it). Idempotent by default (3.0+), but not with acks other than
+  // all, retries 0 or more than 5 in flight unless asked: KAFKA-13673 in
+  // 3.0.2 and 3.1.2 (3.0.0 and 3.1.0 raised a ConfigException; 4.x still
+  // refuses more than 5 in flight). prodsim-franz-go does as the Java
+  // client for acks (kgo itself refuses them).
+  const bool acks_set = s.producer.required_acks.has_value() ||
+                        (c != nullptr && std::any_of(c->settings.begin(), c->settings.end(),
+                                                     [](const auto& kv) { return kv.first == "acks"; }));
+  if (java && e.idempotent && idempotence_set && !acks_set) e.acks = -1;
   if ((java || kgo) && !idempotence_set && e.acks != -1) e.idempotent = false;
+  const bool no_retries =
+      (s.producer.retry_max.has_value() && *s.producer.retry_max == 0) ||
+      (c != nullptr && std::any_of(c->settings.begin(), c->settings.end(), [](const auto& kv) {
+         return kv.first == "retries" && kv.second == "0";
+       }));
+  if (java && !idempotence_set && (no_retries || e.max_in_flight > 5)) {
+    e.idempotent = false;
+  }
   // librdkafka caps an idempotent producer at 5 in flight (rdkafka_conf.c).
   if (rdk && e.idempotent) e.max_in_flight = std::min(e.max_in_flight, 5);
   return e;

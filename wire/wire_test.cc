@@ -114,6 +114,49 @@ TEST(Drivers, EffectiveSettingsFollowTheClientsOwnTable) {
   EXPECT_EQ(e.max_in_flight, 5);  // librdkafka's cap with idempotence
 }
 
+// The Java client's own rules (ProducerConfig, KAFKA-13673): explicit
+// idempotence means acks all; unasked, idempotence is off with acks other
+// than all, retries 0 or more than 5 in flight. franz-go's driver follows
+// it for acks.
+TEST(Drivers, EffectiveSettingsFollowTheJavaClientsRules) {
+  Driver java;
+  java.name = "java@2.8.2";
+  java.family = "java";
+  java.idempotent_default = false;  // 2.x
+  java.acks_default = 1;
+  scenarios::Scenario s;
+  s.producer.idempotent = true;
+  Effective e = EffectiveSettings(java, s);
+  EXPECT_TRUE(e.idempotent);
+  EXPECT_EQ(e.acks, -1);  // enable.idempotence sets acks all on 2.x
+  s.producer.required_acks = 1;
+  EXPECT_EQ(EffectiveSettings(java, s).acks, 1);  // asked for: the client refuses it
+  java.idempotent_default = true;  // 3.x
+  java.acks_default = -1;
+  s = scenarios::Scenario{};
+  EXPECT_TRUE(EffectiveSettings(java, s).idempotent);
+  s.producer.required_acks = 1;
+  EXPECT_FALSE(EffectiveSettings(java, s).idempotent);
+  s.producer.required_acks.reset();
+  s.producer.retry_max = 0;
+  EXPECT_FALSE(EffectiveSettings(java, s).idempotent);
+  s.producer.retry_max.reset();
+  s.clients.push_back({"java", {{"max.in.flight.requests.per.connection", "10"}}});
+  EXPECT_FALSE(EffectiveSettings(java, s).idempotent);
+  s.clients[0].settings.push_back({"enable.idempotence", "true"});
+  EXPECT_TRUE(EffectiveSettings(java, s).idempotent);  // asked for: the client refuses it
+  Driver kgo;
+  kgo.name = "franz-go";
+  kgo.family = "franz-go";
+  kgo.idempotent_default = true;
+  kgo.acks_default = -1;
+  s = scenarios::Scenario{};
+  s.producer.required_acks = 0;
+  EXPECT_FALSE(EffectiveSettings(kgo, s).idempotent);
+  s.clients.push_back({"franz-go", {{"RequiredAcks", "all"}}});
+  EXPECT_TRUE(EffectiveSettings(kgo, s).idempotent);
+}
+
 TEST(Drivers, ACommandIsADriver) {
   absl::StatusOr<Driver> d = FindDriver("/bin/echo -n");
   ASSERT_TRUE(d.ok());
