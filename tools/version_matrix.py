@@ -47,7 +47,7 @@ VERSIONS = {
     # The newest patch of each minor line Maven Central serves here that the
     # driver builds (clients/java/README.md).
     "java": ["2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.3", "2.7.2", "2.8.2", "3.0.2", "3.1.2",
-             "3.2.3", "3.3.2", "3.4.1", "3.5.2", "3.6.2", "3.7.2", "3.8.1", "3.9.1", "4.0.2",
+             "3.2.3", "3.3.2", "3.4.1", "3.5.2", "3.6.2", "3.7.2", "3.8.1", "3.9.2", "4.0.2",
              "4.1.2", "4.2.2", "4.3.2", "4.4.0"],
     # The newest patch of each minor line the module proxy serves.
     "franz-go": ["1.0.0", "1.7.0", "1.14.0", "1.15.3", "1.16.1", "1.17.1", "1.18.1", "1.19.5",
@@ -129,7 +129,10 @@ def run_cell(args, path, client, version):
     return {
         "client": client, "version": version, "runs": len(verdicts),
         "clock": "simulated" if simulated else "wall",
-        "failed": sum(v not in ("pass", "not-built") for v in verdicts),
+        "failed": sum(v not in ("pass", "not-built", "harness-error") for v in verdicts),
+        # The client refused the file's settings (a job error: an option this
+        # version lacks or limits differently), or prodsim could not run it.
+        "harness_errors": sum(v == "harness-error" for v in verdicts),
         "not_built": all(v == "not-built" for v in verdicts),
         "signatures": signatures, "load_before": round(before, 2),
         "wall_s": round(time.monotonic() - started, 1), "lines": lines,
@@ -139,6 +142,10 @@ def run_cell(args, path, client, version):
 def cell_text(c):
     if c["not_built"]:
         return "not built"
+    if c.get("harness_errors", 0) == c["runs"]:
+        return "harness error (the client refused the file's settings)"
+    if c["failed"] == 0 and c.get("harness_errors", 0) > 0:
+        return f"passes {c['runs'] - c['harness_errors']}/{c['runs']}, harness error {c['harness_errors']}"
     if c["failed"] == 0:
         return f"passes {c['runs']}/{c['runs']}"
     sigs = ", ".join(f"`{s}`" + (f" {n}" if n != c["failed"] else "")
@@ -163,7 +170,9 @@ def markdown(results, args, started, finished):
         fails = [f"{c['client']} {c['version']}: {cell_text(c)[6:]}" for c in r["own"]
                  if not c["not_built"] and c["failed"] > 0]
         passes = [f"{c['client']} {c['version']}: {c['runs']}/{c['runs']}" for c in r["own"]
-                  if not c["not_built"] and c["failed"] == 0]
+                  if not c["not_built"] and c["failed"] == 0 and not c.get("harness_errors")]
+        refused = [f"{c['client']} {c['version']}" for c in r["own"]
+                   if not c["not_built"] and c["failed"] == 0 and c.get("harness_errors")]
         missing = [f"{c['client']} {c['version']}" for c in r["own"] if c["not_built"]]
         others = [f"{c['client']} {c['version']}: {cell_text(c)}" for c in r["others"]]
         row = [f"[{os.path.basename(r['file'])}](../../{r['file']})", f"`{r['known_on']}`",
@@ -171,6 +180,8 @@ def markdown(results, args, started, finished):
                "; ".join(others) or "-"]
         if missing:
             row[3] += f" (not built: {', '.join(missing)})"
+        if refused:
+            row[3] += f" (harness error, the file's settings refused: {', '.join(refused)})"
         out.append("| " + " | ".join(row) + " |")
     return "\n".join(out) + "\n"
 
