@@ -431,7 +431,8 @@ std::optional<Signature> NullRecordSet(const RunRecord& r, const Violation& v) {
   if (frame == nullptr) return std::nullopt;
   Chain chain(r, v, v.subject);
   for (const sarama::ErrorEvent& e : r.producer.errors) {
-    chain.Line(e.at, absl::StrCat("the client reports id=", e.id, " failed: a batch it had "
+    chain.Line(e.at, absl::StrCat("the client reports id=", e.id,
+                                  " failed: a batch it had "
                                   "built, failed before the request was written"));
     break;
   }
@@ -577,12 +578,10 @@ std::optional<Signature> ClassifyRealClient(const RunRecord& r, const Violation&
   if (!r.client.has_value()) return std::nullopt;
   PRODSIM_ASSERT(!v.check.empty());
   using Rule = std::optional<Signature> (*)(const RunRecord&, const Violation&);
-  constexpr Rule kRealRules[] = {&SequenceReuse,        &Rewritten,
-                                 &NotPersistedButWritten,
-                                 &AckedLost,            &RetryOvertaken,
-                                 &RegroupedRetry,       &OutOfOrderFirstWrite,
-                                 &RetryAckedAfterSuccessor, &NullRecordSet,
-                                 &KeptDeadConnection,   &StalledAfterHeal};
+  constexpr Rule kRealRules[] = {
+      &SequenceReuse,  &Rewritten,          &NotPersistedButWritten, &AckedLost,
+      &RetryOvertaken, &RegroupedRetry,     &OutOfOrderFirstWrite,   &RetryAckedAfterSuccessor,
+      &NullRecordSet,  &KeptDeadConnection, &StalledAfterHeal};
   for (Rule rule : kRealRules) {
     if (std::optional<Signature> sig = rule(r, v)) {
       // A real client's signature names its client, not a Sarama function.

@@ -195,8 +195,9 @@ void ApplyClientDraw(const ClientDraw& d, std::string_view family, Scenario* s) 
     // kgo takes more than one request in flight only without idempotence
     // (config.go's validation); with it, it sends up to 5 on its own.
     if (idempotent) {
-      std::erase_if(c.settings,
-                    [](const auto& kv) { return kv.first == "MaxProduceRequestsInflightPerBroker"; });
+      std::erase_if(c.settings, [](const auto& kv) {
+        return kv.first == "MaxProduceRequestsInflightPerBroker";
+      });
     }
   }
   if (idempotent && family == "kafkajs") {

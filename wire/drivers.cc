@@ -195,7 +195,8 @@ constexpr KnownDriver kKnownDrivers[] = {
     // errReloadProducerID), so that answer is not itself a violation.
     // 1.22.3 unless @VERSION: built by CMake, any other release on demand.
     {"franz-go", "franz-go", "prodsim-franz-go", "franz-go", nullptr,
-     "build the default preset (go 1.25 or newer and the module proxy), or clients/franz-go/build.sh "
+     "build the default preset (go 1.25 or newer and the module proxy), or "
+     "clients/franz-go/build.sh "
      "PROGRAM VERSION",
      "1.22.3", "", ScenarioNames, true, -1, 5, false},
 };
@@ -296,8 +297,7 @@ absl::Status BuildSarama(const std::string& version, const std::filesystem::path
 // Maven Central), franz-go's (build.sh PROGRAM VERSION: kgo from the module
 // proxy). `what` names the client in the messages.
 absl::Status BuildWith(const std::string& family, const std::string& what,
-                       const std::vector<std::string>& args,
-                       const std::filesystem::path& program) {
+                       const std::vector<std::string>& args, const std::filesystem::path& program) {
   std::optional<std::filesystem::path> script = BuildScript(family);
   if (!script) {
     return absl::NotFoundError(absl::StrCat(what, " is not built: no ", program.string(),
@@ -321,12 +321,11 @@ absl::Status UseVersion(const KnownDriver& k, const std::string& version, Driver
   if (family == "librdkafka") {
     const std::filesystem::path lib = dir / absl::StrCat("librdkafka-", version) / "lib";
     if (access((lib / "librdkafka.so.1").c_str(), R_OK) != 0) {
-      return absl::NotFoundError(absl::StrCat("librdkafka ", version, " is not built: no ",
-                                              (lib / "librdkafka.so.1").string(),
-                                              " (clients/librdkafka/build-version.sh SOURCE ",
-                                              (dir / "librdkafka-").string(), version,
-                                              "; SOURCE pypi:confluent-kafka==2.16.1 takes "
-                                              "2.16.0 from that wheel)"));
+      return absl::NotFoundError(absl::StrCat(
+          "librdkafka ", version, " is not built: no ", (lib / "librdkafka.so.1").string(),
+          " (clients/librdkafka/build-version.sh SOURCE ", (dir / "librdkafka-").string(), version,
+          "; SOURCE pypi:confluent-kafka==2.16.1 takes "
+          "2.16.0 from that wheel)"));
     }
     d->env.emplace_back("LD_LIBRARY_PATH", lib.string());
     return absl::OkStatus();
@@ -360,12 +359,11 @@ absl::Status UseVersion(const KnownDriver& k, const std::string& version, Driver
   }
   const std::filesystem::path program = dir / subdir / k.program;
   if (access(program.c_str(), X_OK) != 0) {
-    absl::Status st =
-        family == "java"       ? BuildWith(family, absl::StrCat("kafka-clients ", version),
-                                           {(dir / subdir).string(), version}, program)
-        : family == "franz-go" ? BuildWith(family, absl::StrCat("franz-go ", version),
-                                           {program.string(), version}, program)
-                               : BuildSarama(version, program);
+    absl::Status st = family == "java" ? BuildWith(family, absl::StrCat("kafka-clients ", version),
+                                                   {(dir / subdir).string(), version}, program)
+                      : family == "franz-go" ? BuildWith(family, absl::StrCat("franz-go ", version),
+                                                         {program.string(), version}, program)
+                                             : BuildSarama(version, program);
     if (!st.ok()) return st;
   }
   d->argv = {program.string()};
@@ -462,7 +460,8 @@ std::optional<int16_t> AcksOf(std::string_view v) {
   if (v == "leader") return 1;
   if (v == "none") return 0;
   int32_t n = 0;
-  if (absl::SimpleAtoi(absl::string_view(v.data(), v.size()), &n) && n >= -1 && n <= 1) return static_cast<int16_t>(n);
+  if (absl::SimpleAtoi(absl::string_view(v.data(), v.size()), &n) && n >= -1 && n <= 1)
+    return static_cast<int16_t>(n);
   return std::nullopt;
 }
 
@@ -502,9 +501,10 @@ Effective EffectiveSettings(const Driver& driver, const scenarios::Scenario& s) 
   // 3.0.2 and 3.1.2 (3.0.0 and 3.1.0 raised a ConfigException; 4.x still
   // refuses more than 5 in flight). prodsim-franz-go does as the Java
   // client for acks (kgo itself refuses them).
-  const bool acks_set = s.producer.required_acks.has_value() ||
-                        (c != nullptr && std::any_of(c->settings.begin(), c->settings.end(),
-                                                     [](const auto& kv) { return kv.first == "acks"; }));
+  const bool acks_set =
+      s.producer.required_acks.has_value() ||
+      (c != nullptr && std::any_of(c->settings.begin(), c->settings.end(),
+                                   [](const auto& kv) { return kv.first == "acks"; }));
   if (java && e.idempotent && idempotence_set && !acks_set) e.acks = -1;
   if ((java || kgo) && !idempotence_set && e.acks != -1) e.idempotent = false;
   const bool no_retries =

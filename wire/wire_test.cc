@@ -131,7 +131,7 @@ TEST(Drivers, EffectiveSettingsFollowTheJavaClientsRules) {
   EXPECT_EQ(e.acks, -1);  // enable.idempotence sets acks all on 2.x
   s.producer.required_acks = 1;
   EXPECT_EQ(EffectiveSettings(java, s).acks, 1);  // asked for: the client refuses it
-  java.idempotent_default = true;  // 3.x
+  java.idempotent_default = true;                 // 3.x
   java.acks_default = -1;
   s = scenarios::Scenario{};
   EXPECT_TRUE(EffectiveSettings(java, s).idempotent);
