@@ -78,11 +78,12 @@ run() {  # FILE FAMILY CLIENT
 for file in "$dir"/*.toml; do
   name=$(basename "$file")
   client=${name%%-[0-9]*}
-  # A Java file runs on its own version (the default preset builds 2.6.3,
-  # 2.8.2, 3.9.1 and 4.4.0): its finding may be fixed in the default one.
-  if [[ $client == java ]]; then
-    version=${name#java-}
-    run "$file" "$client" "java@${version%%-[a-z]*}"
+  # A Java or franz-go file runs on its own version (the default preset
+  # builds the Java client's 2.6.3, 2.8.2, 3.9.1 and 4.4.0 and franz-go's
+  # pinned 1.14.0 and 1.22.3): its finding may be fixed in the default one.
+  if [[ $client == java || $client == franz-go ]]; then
+    version=${name#"$client"-}
+    run "$file" "$client" "$client@${version%%-[a-z]*}"
   else
     run "$file" "$client" "$client"
   fi
