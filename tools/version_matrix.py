@@ -4,6 +4,7 @@
   tools/version_matrix.py --prodsim build/default/bin/prodsim [--trials N]
       [--jobs N] [--json OUT.json] [--update docs/findings/README.md]
       [--clients librdkafka,kafkajs,sarama,java,franz-go] [FILE...]
+  tools/version_matrix.py --from-json OUT.json --update docs/findings/README.md
 
 Each scenario file of scenarios/known/real (or the FILEs given) names its
 client and the versions its finding is known on ([expect] known_on); it is
@@ -20,7 +21,9 @@ A cell is "fails K/N" when K of N runs reached a failing verdict (with the
 signatures seen), "passes N/N" otherwise, "not built" when the version could
 not be installed. --update rewrites the table between the markers
 <!-- version-matrix:begin --> and <!-- version-matrix:end --> of the given
-Markdown file; --json writes every cell with its verdict lines.
+Markdown file; --json writes every cell with its verdict lines, and
+--from-json writes the table again from such a file (each file's known_on
+read anew) without running anything.
 
 Exit codes: 0 the matrix was made; 64 bad usage; 66 a file or the markers
 missing; 70 prodsim could not be run at all.
@@ -197,6 +200,8 @@ def main():
                     help="which clients' columns to run (the others are left out)")
     ap.add_argument("--no-others", action="store_true", help="skip the other-clients column")
     ap.add_argument("--cell-timeout", type=int, default=1800)
+    ap.add_argument("--from-json", help="write the table from an earlier --json run (each file's "
+                    "known_on read again) instead of running anything")
     ap.add_argument("files", nargs="*")
     try:
         args = ap.parse_args()
@@ -226,6 +231,15 @@ def main():
     wanted = set(args.clients.split(","))
     started = datetime.datetime.now(datetime.timezone.utc)
     results = []
+    if args.from_json:
+        with open(args.from_json, encoding="utf-8") as f:
+            earlier = json.load(f)
+        args.trials, args.jobs = earlier["trials"], earlier["jobs"]
+        results = earlier["results"]
+        for r in results:
+            r["known_on"] = known_on(os.path.join(root, r["file"]))
+        files = []
+        started = datetime.datetime.fromisoformat(earlier["started"])
     unbuilt = set()  # (client, version) whose build failed once: not tried again
     for path in files:
         full = path if os.path.isabs(path) else os.path.join(root, path)
@@ -263,9 +277,10 @@ def main():
                           flush=True)
                     r["others"].append(c)
         results.append(r)
-    finished = datetime.datetime.now(datetime.timezone.utc)
+    finished = (datetime.datetime.fromisoformat(earlier["finished"]) if args.from_json
+                else datetime.datetime.now(datetime.timezone.utc))
     table = markdown(results, args, started, finished)
-    if args.json:
+    if args.json and not args.from_json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"started": started.isoformat(), "finished": finished.isoformat(),
                        "trials": args.trials, "jobs": args.jobs, "cores": os.cpu_count(),
