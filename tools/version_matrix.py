@@ -118,6 +118,9 @@ def run_cell(args, path, client, version):
         lines, parse = [l for l in p.stdout.splitlines() if ": trial " in l], TRIAL_LINE
         if not lines:
             lines = [(p.stderr.strip().splitlines() or ["no output"])[-1]]
+    # The file as the repository names it, not this machine's path.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + "/"
+    lines = [line.replace(root, "") for line in lines]
     verdicts, signatures = [], {}
     for line in lines:
         m = parse.search(line)

@@ -18,6 +18,7 @@ grep -q '^old$' "$tmp/doc.md" && fail "the old table was kept"
 grep -qF 'kafkajs 2.2.4: 1/1 (`sequence-reuse@kafkajs`)' "$tmp/doc.md" || fail "no kafkajs cell"
 grep -qF 'kafkajs-fixes 2.3.1: 1/1' "$tmp/doc.md" || fail "no kafkajs-fixes cell"
 grep -q '"clock": "simulated"' "$tmp/m.json" || fail "the JSON has no clock"
+grep -qF "$(cd "$src" && pwd)/" "$tmp/m.json" && fail "the JSON names this machine's path"
 printf 'no markers\n' >"$tmp/plain.md"
 rc=0
 python3 "$src/tools/version_matrix.py" --prodsim "$prodsim" --update "$tmp/plain.md" "$file" \
