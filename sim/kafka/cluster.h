@@ -147,6 +147,9 @@ struct Replica {
   Offset log_end{0};
   Offset high_watermark{0};
   ProducerStateManager producer_state;
+  // The producer-state snapshot files of the log directory: on disk, so
+  // they outlive a crash; a truncation deletes the ones past its offset.
+  std::vector<ProducerStateManager::Snapshot> snapshots;
   bool needs_truncation = false;
   // Its log directory failed (Cluster::FailLogDir): the broker serves it no
   // more, as leader or follower, until the run ends (Kafka brings a failed
@@ -342,7 +345,7 @@ class Cluster {
   void Rejoin(Broker& b);
   void FetchFrom(Broker* follower, Broker* leader, const TopicPartition& tp);
   void Truncate(Broker* b, Replica& r, const TopicPartition& tp, size_t keep_batches);
-  void RebuildProducerState(Replica& r);
+  void ReplayProducerState(Replica& r, Offset from);
   void UpdateHighWatermark(Broker* leader, const TopicPartition& tp, Replica& r);
   void CheckIsrShrink(Broker* leader, const TopicPartition& tp, Replica& r);
   void ElectLeader(const TopicPartition& tp, PartitionState& p);

@@ -154,7 +154,10 @@ void Cluster::Rejoin(Broker& b) {
   network_.SetNodeUp(b.node_, true);
   for (auto& [tp, r] : b.replicas_) {
     if (r->offline) continue;  // the directory is still broken
-    RebuildProducerState(*r);
+    // A crash: Log.recoverLog, then loadProducerState.
+    r->producer_state.Recover(r->snapshots, r->log_end, /*clean=*/false, sched_.now(),
+                              kProducerIdExpiration,
+                              [&](Offset from) { ReplayProducerState(*r, from); });
     r->needs_truncation = true;
   }
   for (auto& [tp, p] : partitions_) {

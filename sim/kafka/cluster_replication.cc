@@ -107,7 +107,8 @@ void Cluster::Truncate(Broker* b, Replica& r, const TopicPartition& tp, size_t k
   r.log.resize(keep_batches);
   r.log_end = new_end;
   if (r.high_watermark > new_end) r.high_watermark = new_end;
-  RebuildProducerState(r);
+  r.producer_state.Reload(r.snapshots, r.log_end, sched_.now(), kProducerIdExpiration,
+                          [&](Offset from) { ReplayProducerState(r, from); });
   history_->truncations.push_back(TruncateEvent{sched_.now(), b->id_, tp, new_end});
   sched_.trace().Note(sched_.now(), sched_.current_id(), 0x7472756e /*trun*/,
                       static_cast<uint64_t>(new_end.value), [&] {
@@ -116,10 +117,10 @@ void Cluster::Truncate(Broker* b, Replica& r, const TopicPartition& tp, size_t k
                       });
 }
 
-void Cluster::RebuildProducerState(Replica& r) {
-  r.producer_state.Clear();
+// The log from `from` on, into the producer state (Log.loadProducersFromLog).
+void Cluster::ReplayProducerState(Replica& r, Offset from) {
   for (const StoredBatch& sb : r.log) {
-    if (!sb.batch.idempotent()) continue;
+    if (!sb.batch.idempotent() || sb.base_offset < from) continue;
     r.producer_state.Update(sb.batch.producer_id, sb.batch.producer_epoch, sb.batch.base_sequence,
                             sb.batch.last_sequence(), sb.base_offset, sb.last_offset(),
                             sb.append_time);

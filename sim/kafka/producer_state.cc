@@ -168,6 +168,69 @@ void ProducerStateManager::ExpireProducers(sim::Time now, sim::Duration max_age)
 
 void ProducerStateManager::Clear() { producers_.clear(); }
 
+ProducerStateManager::Snapshot ProducerStateManager::TakeSnapshot(Offset log_end) const {
+  Snapshot s{log_end, {}};
+  for (const auto& [pid, entry] : producers_) {
+    PRODSIM_ASSERT(!entry.batches.empty());
+    s.producers.emplace(pid, ProducerStateEntry{entry.epoch, {entry.batches.back()}});
+  }
+  return s;
+}
+
+void ProducerStateManager::Reload(std::vector<Snapshot>& snapshots, Offset log_end, sim::Time now,
+                                  sim::Duration max_age,
+                                  absl::FunctionRef<void(Offset from)> replay) {
+  // Log.loadProducerState's isEmptyBeforeTruncation: a state with no
+  // producer left (all expired) is not rebuilt from the log, only from the
+  // snapshot, so an expired producer stays gone.
+  const bool was_empty = producers_.empty();
+  Load(snapshots, log_end, now, max_age, was_empty ? nullptr : &replay);
+}
+
+void ProducerStateManager::Load(std::vector<Snapshot>& snapshots, Offset log_end, sim::Time now,
+                                sim::Duration max_age,
+                                const absl::FunctionRef<void(Offset from)>* replay) {
+  std::erase_if(snapshots, [&](const Snapshot& s) { return s.end > log_end; });
+  const Offset from = LoadLatestSnapshot(snapshots, log_end, now, max_age);
+  if (replay != nullptr) (*replay)(from);
+  StoreSnapshot(snapshots, log_end);
+}
+
+void ProducerStateManager::Recover(std::vector<Snapshot>& snapshots, Offset log_end, bool clean,
+                                   sim::Time now, sim::Duration max_age,
+                                   absl::FunctionRef<void(Offset from)> replay) {
+  if (clean) {
+    StoreSnapshot(snapshots, log_end);  // Log.close
+  } else {
+    snapshots.clear();  // recoverSegment's truncateAndReload to the segment's base offset
+  }
+  // A new Log's state is empty but its end offset is 0, so the check of
+  // Reload does not apply: the log is replayed.
+  Load(snapshots, log_end, now, max_age, &replay);
+  LoadLatestSnapshot(snapshots, log_end, now, max_age);
+}
+
+void ProducerStateManager::StoreSnapshot(std::vector<Snapshot>& snapshots, Offset log_end) const {
+  std::erase_if(snapshots, [&](const Snapshot& s) { return s.end == log_end; });
+  snapshots.push_back(TakeSnapshot(log_end));
+}
+
+Offset ProducerStateManager::LoadLatestSnapshot(const std::vector<Snapshot>& snapshots, Offset upto,
+                                                sim::Time now, sim::Duration max_age) {
+  producers_.clear();
+  const Snapshot* latest = nullptr;
+  for (const Snapshot& s : snapshots) {
+    if (s.end <= upto && (latest == nullptr || s.end > latest->end)) latest = &s;
+  }
+  if (latest == nullptr) return Offset(0);
+  for (const auto& [pid, entry] : latest->producers) {
+    PRODSIM_ASSERT(entry.batches.size() == 1);
+    if (now - entry.batches.back().timestamp >= max_age) continue;  // isProducerExpired
+    producers_.emplace(pid, entry);
+  }
+  return latest->end;
+}
+
 const ProducerStateEntry* ProducerStateManager::Find(ProducerId producer_id) const {
   auto it = producers_.find(producer_id);
   return it == producers_.end() ? nullptr : &it->second;

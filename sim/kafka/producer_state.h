@@ -28,11 +28,19 @@
 #include <deque>
 #include <iosfwd>
 #include <map>
+#include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "sim/core/time.h"
 #include "sim/kafka/types.h"
 
 namespace kafka {
+
+// The age at which a 2.6 broker forgets a producer: transactional.id.expiration.ms,
+// which 2.6 also uses for producer ids (7 days; producer.id.expiration.ms,
+// 1 day, from 3.4: KIP-854). No run lasts that long; it matters only as the
+// age a snapshot's entry must not reach to be loaded.
+inline constexpr sim::Duration kProducerIdExpiration = sim::Duration::Seconds(7 * 86400);
 
 // ProducerStateEntry.NumBatchesToRetain (Kafka 1.0 and later).
 inline constexpr size_t kNumBatchesToRetain = 5;
@@ -80,6 +88,17 @@ class ProducerStateManager {
     bool operator==(const AppendCheck&) const = default;
   };
 
+  // What Kafka writes to a .snapshot file (ProducerStateManager.takeSnapshot,
+  // writeSnapshot): per producer, its epoch and its last batch only. The
+  // rest of the cache is not kept, so a broker that reloads its state from
+  // a snapshot knows one batch per producer, not five.
+  struct Snapshot {
+    Offset end;  // the log end offset it was taken at (its file's name)
+    std::map<ProducerId, ProducerStateEntry> producers;  // one batch each
+
+    bool operator==(const Snapshot&) const = default;
+  };
+
   explicit ProducerStateManager(KafkaVersion version);
 
   // Validates a batch from a client the way the partition leader does,
@@ -112,6 +131,37 @@ class ProducerStateManager {
   // Forgets everything (ProducerStateManager.truncate).
   void Clear();
 
+  // The state as a snapshot file at `log_end` records it.
+  Snapshot TakeSnapshot(Offset log_end) const;
+
+  // After a truncation to `log_end` (kafka 2.6.3 Log.truncateTo ->
+  // loadProducerState): the snapshots past `log_end` are deleted, the
+  // latest one left is loaded (none: an empty state) without the producers
+  // whose last batch is at least `max_age` old at `now`
+  // (ProducerStateManager.truncateAndReload -> loadFromSnapshot skips
+  // expired entries), and `replay(from)` must then Update every batch of the
+  // log from offset `from` on (the segments after the snapshot; batches
+  // replayed that way are not checked for age), unless no producer was
+  // left before the truncation (Kafka then loads the snapshot only, so an
+  // expired producer stays gone). Then a snapshot is taken at
+  // `log_end`, as loadProducerState ends with one, so that a later
+  // truncation or restart starts from it.
+  void Reload(std::vector<Snapshot>& snapshots, Offset log_end, sim::Time now,
+              sim::Duration max_age, absl::FunctionRef<void(Offset from)> replay);
+
+  // After a restart. Clean (Log.close took a snapshot at `log_end`; the
+  // reopened log loads it): a snapshot at `log_end`, loaded. Not clean
+  // (Log.recoverLog -> recoverSegment, for the one segment prodsim's logs
+  // have: its ProducerStateManager.truncateAndReload to the segment's base
+  // offset deletes every snapshot file, the segment is replayed from the
+  // start, and a snapshot is taken at the end; loadProducerState then loads
+  // it): the same, once the snapshots are gone. Either way the restarted
+  // broker knows each producer's last batch only: a resend of an older one
+  // of the five is out of order where it was a duplicate before. Found by
+  // the differential test against Kafka's Log (sim/kafka/reference).
+  void Recover(std::vector<Snapshot>& snapshots, Offset log_end, bool clean, sim::Time now,
+               sim::Duration max_age, absl::FunctionRef<void(Offset from)> replay);
+
   // The entry for `producer_id`, or nullptr when the broker has no state
   // for it (never seen, expired, or cleared).
   const ProducerStateEntry* Find(ProducerId producer_id) const;
@@ -121,6 +171,17 @@ class ProducerStateManager {
 
  private:
   AppendCheck CheckUnknownProducer(Sequence first_seq) const;
+  // Reload's work: loads the latest snapshot at or before `log_end` (after
+  // deleting the later ones), replays the log after it unless `replay` is
+  // null, and takes a snapshot at `log_end`.
+  void Load(std::vector<Snapshot>& snapshots, Offset log_end, sim::Time now, sim::Duration max_age,
+            const absl::FunctionRef<void(Offset from)>* replay);
+  // Adds a snapshot of the state at `log_end`, in place of one there.
+  void StoreSnapshot(std::vector<Snapshot>& snapshots, Offset log_end) const;
+  // Loads the latest of `snapshots` ending at or before `upto`; returns its
+  // end (0 without one).
+  Offset LoadLatestSnapshot(const std::vector<Snapshot>& snapshots, Offset upto, sim::Time now,
+                            sim::Duration max_age);
 
   KafkaVersion version_;
   size_t batches_max_;
