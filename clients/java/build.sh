@@ -19,10 +19,12 @@ version=$2
 major=${version%%.*}; rest=${version#*.}; minor=${rest%%.*}
 if (( major < 2 || (major == 2 && minor < 8) )); then send_api=send-v1; else send_api=send-v2; fi
 mvn_args=(-q -B -f "$here/pom.xml" -Dkafka.version="$version" -Dsend.api="$send_api" -Dbuild.dir="$out/maven")
+# Every Maven build of the project holds this lock: builds sharing ~/.m2 must
+# not download into it at once (sim/kafka/reference, wire/kafka build too).
 [[ -n ${MAVEN_REPO:-} ]] && mvn_args+=(-Dmaven.repo.local="$MAVEN_REPO")
-mvn "${mvn_args[@]}" package
+flock /tmp/prodsim-m2.lock mvn "${mvn_args[@]}" package
 rm -rf "$out/lib" && mkdir -p "$out/lib"
-mvn "${mvn_args[@]}" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$out/lib"
+flock /tmp/prodsim-m2.lock mvn "${mvn_args[@]}" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$out/lib"
 cp "$out/maven/prodsim-java.jar" "$out/lib/prodsim-java.jar"
 cat > "$out/prodsim-java" <<'LAUNCHER'
 #!/bin/sh
