@@ -155,9 +155,10 @@ void Cluster::Rejoin(Broker& b) {
   for (auto& [tp, r] : b.replicas_) {
     if (r->offline) continue;  // the directory is still broken
     // A crash: Log.recoverLog, then loadProducerState.
-    r->producer_state.Recover(r->snapshots, r->log_end, /*clean=*/false, sched_.now(),
-                              kProducerIdExpiration,
-                              [&](Offset from) { ReplayProducerState(*r, from); });
+    Replica& replica = *r;
+    replica.producer_state.Recover(replica.snapshots, replica.log_end, /*clean=*/false,
+                                   sched_.now(), kProducerIdExpiration,
+                                   [&](Offset from) { ReplayProducerState(replica, from); });
     r->needs_truncation = true;
   }
   for (auto& [tp, p] : partitions_) {

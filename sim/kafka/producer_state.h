@@ -40,7 +40,7 @@ namespace kafka {
 // which 2.6 also uses for producer ids (7 days; producer.id.expiration.ms,
 // 1 day, from 3.4: KIP-854). No run lasts that long; it matters only as the
 // age a snapshot's entry must not reach to be loaded.
-inline constexpr sim::Duration kProducerIdExpiration = sim::Duration::Seconds(7 * 86400);
+inline constexpr sim::Duration kProducerIdExpiration = sim::Duration::Seconds(int64_t{7} * 86400);
 
 // ProducerStateEntry.NumBatchesToRetain (Kafka 1.0 and later).
 inline constexpr size_t kNumBatchesToRetain = 5;

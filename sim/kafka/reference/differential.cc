@@ -191,10 +191,7 @@ std::string KnownDeparture(std::string_view kafka_release, KafkaVersion version,
 }
 
 ModelPartition::ModelPartition(KafkaVersion version, Mutant mutant, bool removes_stray_snapshots)
-    : version_(version),
-      mutant_(mutant),
-      removes_stray_snapshots_(removes_stray_snapshots),
-      state_(version) {}
+    : mutant_(mutant), removes_stray_snapshots_(removes_stray_snapshots), state_(version) {}
 
 std::string ModelPartition::Apply(const Op& op) {
   switch (op.kind) {

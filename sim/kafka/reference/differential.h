@@ -115,7 +115,6 @@ class ModelPartition {
   void Replay(int64_t from);
   sim::Time Now() const { return sim::Time::FromNanos(now_ms_ * 1000000); }
 
-  KafkaVersion version_;
   Mutant mutant_;
   bool removes_stray_snapshots_;
   std::vector<Stored> log_;

@@ -72,7 +72,7 @@ Op GenOp(const ModelPartition& m) {
   op.kind = what == 1 ? Op::Kind::kReplicate : Op::Kind::kAppend;
   op.pid = *rc::gen::element<int64_t>(1, 2, 3);
   const ProducerStateEntry* e = m.producers().Find(ProducerId(op.pid));
-  const int16_t current = e == nullptr ? 0 : e->epoch.value;
+  const int current = e == nullptr ? 0 : e->epoch.value;
   op.epoch = static_cast<int16_t>(
       std::max(0, current + *rc::gen::element<int>(-1, 0, 0, 0, 0, 0, 0, 1, 2)));
   op.count = *rc::gen::inRange<int32_t>(1, 5);
