@@ -8,12 +8,14 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/btree_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "base/assert.h"
 #include "cli/command_line.h"
 #include "cli/common.h"
@@ -25,6 +27,7 @@
 #include "wire/client_lines.h"
 #include "wire/drivers.h"
 #include "wire/history_text.h"
+#include "wire/real_cluster.h"
 #include "wire/real_world.h"
 
 namespace cli {
@@ -35,6 +38,11 @@ using scenarios::Scenario;
 using scenarios::Verdict;
 
 constexpr int kTrialsMax = 10000;
+// --cluster=kafka@VERSION: a scenario a real cluster cannot run (sysexits
+// EX_CONFIG), and a real cluster that cannot be had, its supervisor neither
+// built nor buildable (EX_UNAVAILABLE).
+constexpr int kExitNotOnRealCluster = 78;
+constexpr int kExitNoRealCluster = 69;
 
 int Usage(const std::string& error) {
   std::fprintf(stderr, "prodsim: %s\n", error.c_str());
@@ -56,6 +64,7 @@ struct RealArgs {
   wire::RealOptions options;
   int64_t trials = 1, jobs = 1;
   bool until_failure = false;
+  std::string cluster = "sim";  // --cluster: sim, or kafka@VERSION
   std::string trace_out, history_out, events_out, out_dir, junit_out;
 };
 
@@ -87,8 +96,38 @@ junit::Case TrialCase(const std::string& file, int64_t t, const wire::RealOutput
   c.text = absl::StrCat(wire::TrialReport(r.run, ""),
                         "again (each trial a sample of real timing): ", "prodsim real ",
                         ShellWord(file), " --client=", ShellWord(a.options.client),
+                        a.cluster == "sim" ? "" : " --cluster=" + ShellWord(a.cluster),
                         " --trials=", a.trials, " --until-failure");
   return c;
+}
+
+std::string Seconds(sim::Duration d) {
+  return absl::StrFormat("%.1f", static_cast<double>(d.nanos()) / 1e9);
+}
+
+// --cluster: nothing for the simulated cluster; for kafka@VERSION the
+// scenario checked against what a real cluster can run and the cluster's
+// supervisor found (or built). 0, or the exit code after a one-line error.
+int RealClusterOf(const RealArgs& a, const Scenario& s, std::optional<wire::RealCluster>* out) {
+  absl::StatusOr<std::optional<std::string>> version = wire::ParseClusterFlag(a.cluster);
+  if (!version.ok()) return Usage(std::string(version.status().message()));
+  if (!version->has_value()) return 0;
+  if (!a.trace_out.empty()) {
+    return Usage("--trace is the simulated world's; a real cluster's trial has none");
+  }
+  if (absl::Status st = wire::CheckRealCluster(s); !st.ok()) {
+    std::fprintf(stderr, "prodsim: %s: not on a real cluster: %s\n", a.files[0].c_str(),
+                 std::string(st.message()).c_str());
+    return kExitNotOnRealCluster;
+  }
+  absl::StatusOr<std::string> launcher = wire::FindKafkaCluster(**version);
+  if (!launcher.ok()) {
+    std::fprintf(stderr, "prodsim: --cluster=%s: %s\n", a.cluster.c_str(),
+                 std::string(launcher.status().message()).c_str());
+    return kExitNoRealCluster;
+  }
+  *out = wire::RealCluster{**version, *launcher};
+  return 0;
 }
 
 int RealCommand(RealArgs& a) {
@@ -108,6 +147,8 @@ int RealCommand(RealArgs& a) {
     std::fprintf(stderr, "prodsim: %s\n", std::string(d.status().message()).c_str());
     return kExitUsage;
   }
+  std::optional<wire::RealCluster> cluster;
+  if (int code_cluster = RealClusterOf(a, s, &cluster); code_cluster != 0) return code_cluster;
   if (!out_dir.empty() && !MakeDirectory(out_dir)) return kExitCantCreate;
   if (!a.junit_out.empty() && !junit::Claim(a.junit_out)) return kExitCantCreate;
   const std::string& file = files[0];
@@ -125,7 +166,9 @@ int RealCommand(RealArgs& a) {
   // Trials on --jobs threads, consumed in trial order.
   scenarios::RunInOrder(
       static_cast<unsigned>(jobs), static_cast<uint64_t>(trials),
-      [&](uint64_t) { return wire::RunReal(s, options); },
+      [&](uint64_t) {
+        return cluster ? wire::RunRealCluster(s, options, *cluster) : wire::RunReal(s, options);
+      },
       [&](uint64_t index, wire::RealOutput& r) {
         const int64_t t = static_cast<int64_t>(index) + 1;
         ++ran;
@@ -142,6 +185,10 @@ int RealCommand(RealArgs& a) {
               "%s: note: %s has no equivalent of producer %s (not passed; clients/README.md)\n",
               file.c_str(), r.client.c_str(), list.c_str());
         }
+        // How a real cluster's trial differs from the simulation's run.
+        for (size_t i = 0; t == 1 && i < r.notes.size(); ++i) {
+          std::printf("%s: note: %s\n", file.c_str(), r.notes[i].c_str());
+        }
         const std::string v = scenarios::VerdictText(r.run);
         auto [it, inserted] = seen.try_emplace(v, 0, t);
         ++it->second.first;
@@ -149,6 +196,11 @@ int RealCommand(RealArgs& a) {
         const std::string line =
             TrialLine(file, t, trials, r, client.empty() ? options.client : client);
         std::printf("%s\n", line.c_str());
+        if (cluster) {
+          std::printf("  cluster: Kafka %s, started in %ss, stopped and read in %ss\n",
+                      cluster->version.c_str(), Seconds(r.cluster_start).c_str(),
+                      Seconds(r.cluster_dump).c_str());
+        }
         if (!a.junit_out.empty()) cases.push_back(TrialCase(file, t, r, line, a));
         if (r.run.verdict != Verdict::kPass) {
           if (inserted) PrintViolations(r.run, 4);
@@ -267,13 +319,22 @@ void DeclareReal(CommandLine* cl) {
               "is one sample, and --trials prints the distribution of verdicts. A client\n"
               "still running at the bound is killed (client-hung); the scenario's limits.time\n"
               "and liveness grace bound a trial too. Each trial's line says the load before\n"
-              "it and the client's CPU time. Exit: 0 if every trial passed, else the code of\n"
-              "the most frequent failing verdict (5: client-failure).",
+              "it and the client's CPU time. With --cluster=kafka@VERSION the cluster is real:\n"
+              "each trial starts that Kafka's brokers (wire/kafka) behind a fault proxy per\n"
+              "broker, applies the faults there (wire/real_cluster.h says how each kind is\n"
+              "done; a file with a kind that has no real form is refused, exit 78), reads\n"
+              "every replica's log at the end and runs the same checks. Exit: 0 if every\n"
+              "trial passed, else the code of the most frequent failing verdict (5:\n"
+              "client-failure); 69 if the real cluster cannot be built.",
               [a](const Flags&) { return RealCommand(*a); });
   f.Files(&a->files, "FILE", "the scenario file");
   f.Text("--client", &a->options.client, "NAME[@VERSION]|CMD",
          "the client: a driver's name (librdkafka, sarama, kafkajs, ...) or a command "
          "(required)");
+  f.Text("--cluster", &a->cluster, "sim|kafka@VERSION",
+         "the cluster: sim, the simulated one (the default), or kafka@VERSION, real Kafka brokers "
+         "of that version (e.g. kafka@2.6.2; built on first use by wire/kafka/build.sh: java and "
+         "mvn)");
   f.Count("--trials", &a->trials, 1, kTrialsMax, "run N trials");
   f.Count("--jobs", &a->jobs, 1, 1024,
           "run N trials at once (each its own ports and process group), printed in trial "

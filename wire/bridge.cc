@@ -80,13 +80,6 @@ constexpr size_t kReadChunkBytes = size_t{64} * 1024;
 // is the allocator's and the map's overhead).
 constexpr size_t kEventBytes = 256;
 
-void SetResetOnClose(int fd) {
-  linger l{};
-  l.l_onoff = 1;
-  l.l_linger = 0;
-  setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
-}
-
 bool NoResponse(const kafka::Message& m) {
   const auto* p = dynamic_cast<const kafka::ProduceRequest*>(&m);
   return p != nullptr && p->acks == 0;

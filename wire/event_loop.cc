@@ -1,6 +1,7 @@
 #include "wire/event_loop.h"
 
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -116,6 +117,13 @@ sim::Time EventLoop::Wait(sim::Time deadline, bool block) {
     timerfd_settime(timer_fd_, 0, &off, nullptr);
   }
   return Now();
+}
+
+void SetResetOnClose(int fd) {
+  linger l{};
+  l.l_onoff = 1;
+  l.l_linger = 0;
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
 }
 
 }  // namespace wire

@@ -61,6 +61,11 @@ class EventLoop {
   absl::AnyInvocable<void()> before_wait_;
 };
 
+// Sets SO_LINGER 0 on a TCP socket: its close then sends an RST, which the
+// peer reads as ECONNRESET (a reset fault, a lost response), as it would
+// from a broker's host whose connection broke.
+void SetResetOnClose(int fd);
+
 }  // namespace wire
 
 #endif  // PRODSIM_WIRE_EVENT_LOOP_H_

@@ -70,6 +70,13 @@ struct RealOutput {
   // prodsim spent waiting for their answers (the client's share of `wall`).
   uint64_t client_steps = 0;
   sim::Duration client_wait;
+  // A real cluster's trial (real_cluster.h): how the trial differs from the
+  // scenario as the simulation runs it (said once, before the first
+  // trial's line), and the wall time its cluster took to start and to be
+  // stopped and read (both within `wall`).
+  std::vector<std::string> notes;
+  sim::Duration cluster_start;
+  sim::Duration cluster_dump;
 };
 
 // The 1-minute load average (/proc/loadavg), or -1.
