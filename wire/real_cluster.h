@@ -25,7 +25,8 @@
 //     difference.
 // With no real form, refused (CheckRealCluster): inject_error (a real
 // broker's errors come from their causes; the simulation stages them),
-// log_dir_failure, the mocks, buggify sites (they perturb the simulation).
+// log_dir_failure, the mocks. Buggify sites (they perturb the simulation's
+// timing) are left out, and a note says so.
 // What a trial does differently from the simulation is said in its notes.
 //
 // The history (kafka::History) a trial's checks read: connections,
