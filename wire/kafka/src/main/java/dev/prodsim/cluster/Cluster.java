@@ -129,7 +129,13 @@ final class Cluster {
    */
   private static int[] listenRange() {
     try {
-      String[] f = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+");
+      // One read with a large buffer: a sysctl file answers a read at a
+      // non-zero offset with nothing (Files.readString gets "3").
+      String line;
+      try (java.io.BufferedReader r = Files.newBufferedReader(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))) {
+        line = r.readLine();
+      }
+      String[] f = line.trim().split("\\s+");
       int low = Integer.parseInt(f[0]);
       return low - 1 >= 11_000 ? new int[] {10_000, low - 1} : null;
     } catch (IOException | RuntimeException e) {
