@@ -667,6 +667,8 @@ class ClusterTrial {
   std::string dir_;
   std::vector<Action> actions_;
   absl::btree_set<int32_t> paused_;
+  // Brokers crashed and not yet restarted: a pause of one is a no-op.
+  absl::btree_set<int32_t> down_;
   std::string harness_;
   Time limit_;  // history time
   Time cap_;
@@ -755,7 +757,12 @@ void ClusterTrial::Apply(const FaultParams& p) {
         proxy_.Cut(BrokerId(i), fault_models::Direction::kBoth);
       }
       return;
-    case FaultKind::kCrash: Command("crash " + b, /*must=*/true); return;
+    case FaultKind::kCrash:
+      // kill -9 ends a pause too: nothing to resume after it.
+      down_.insert(p.broker.value);
+      paused_.erase(p.broker.value);
+      Command("crash " + b, /*must=*/true);
+      return;
     case FaultKind::kMoveLeader:
       // A refused move changes nothing, as in the simulation: noted only.
       for (const kafka::TopicPartition& tp : PartitionsOf(p)) {
@@ -763,12 +770,16 @@ void ClusterTrial::Apply(const FaultParams& p) {
       }
       return;
     case FaultKind::kShrinkIsr:
+      if (down_.contains(p.broker.value)) return;  // out of the ISR already
       paused_.insert(p.broker.value);
       for (const kafka::TopicPartition& tp : PartitionsOf(p)) {
         Command(absl::StrCat("shrink-isr ", tp.topic, " ", tp.partition.value, " ", b), false);
       }
       return;
     case FaultKind::kPauseFetching:
+      // A broker that is down fetches nothing already (the simulation's
+      // pause of a crashed broker changes nothing either).
+      if (down_.contains(p.broker.value)) return;
       paused_.insert(p.broker.value);
       Command("pause " + b, /*must=*/true);
       return;
@@ -819,9 +830,20 @@ void ClusterTrial::Undo(const FaultParams& p) {
         proxy_.Heal(BrokerId(i), fault_models::Direction::kBoth);
       }
       return;
-    case FaultKind::kCrash: Command("restart " + b, /*must=*/true, healed); return;
+    case FaultKind::kCrash:
+      Command("restart " + b, /*must=*/true, [this, broker = p.broker.value, healed] {
+        down_.erase(broker);
+        healed();
+      });
+      return;
     case FaultKind::kShrinkIsr:
     case FaultKind::kPauseFetching:
+      // Not paused (it was down when the pause came, or a crash ended the
+      // pause): nothing to resume.
+      if (!paused_.contains(p.broker.value)) {
+        healed();
+        return;
+      }
       paused_.erase(p.broker.value);
       Command("resume " + b, /*must=*/true, healed);
       return;
